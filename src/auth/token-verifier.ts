@@ -1,0 +1,101 @@
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { parseScopes } from './scopes.js';
+
+/** Who is calling: every memory belongs to `subject`. */
+export interface AuthInfo {
+  readonly subject: string;
+  readonly scopes: readonly string[];
+  readonly clientId: string | undefined;
+  readonly expiresAt: number | undefined;
+}
+
+/** A refused token. `description` names the failure and is safe to send back (never contains the token). */
+export class TokenError extends Error {
+  readonly description: string;
+
+  constructor(description: string) {
+    super(description);
+    this.name = 'TokenError';
+    this.description = description;
+  }
+}
+
+export interface TokenVerifier {
+  verify(token: string): Promise<AuthInfo>;
+}
+
+export interface JwtVerifierOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly subjectClaim: string;
+  /** Resolves the verification key from the token header (local key set or remote JWKS). */
+  readonly getKey: JWTVerifyGetKey;
+  readonly algorithms: readonly string[];
+  /** RFC 9068 `typ: at+jwt`; external servers often issue plain JWTs, so it is optional there. */
+  readonly requireAccessTokenType: boolean;
+  readonly clockToleranceSeconds?: number;
+}
+
+const ISSUER_ALIASES = (issuer: string): string[] => [issuer, issuer.endsWith('/') ? issuer.slice(0, -1) : `${issuer}/`];
+
+export function createJwtVerifier(options: JwtVerifierOptions): TokenVerifier {
+  const issuers = ISSUER_ALIASES(options.issuer);
+  return {
+    async verify(token) {
+      let claims: JWTPayload;
+      try {
+        decodeProtectedHeader(token);
+        claims = decodeJwt(token);
+      } catch {
+        throw new TokenError('malformed token: not a JWT access token');
+      }
+      // Checked before the signature so a token from another environment is reported as exactly that.
+      if (typeof claims.iss !== 'string' || !issuers.includes(claims.iss)) {
+        throw new TokenError(
+          `issuer does not match: expected "${options.issuer}", got ${typeof claims.iss === 'string' ? `"${claims.iss}"` : 'none'}`,
+        );
+      }
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, options.getKey, {
+          issuer: issuers,
+          audience: options.audience,
+          algorithms: [...options.algorithms],
+          clockTolerance: options.clockToleranceSeconds ?? 10,
+          requiredClaims: ['exp'],
+          ...(options.requireAccessTokenType ? { typ: 'at+jwt' } : {}),
+        }));
+      } catch (error) {
+        throw new TokenError(describeJoseError(error, options.audience));
+      }
+      const subject = payload[options.subjectClaim];
+      if (typeof subject !== 'string' || subject === '') {
+        throw new TokenError(`token has no "${options.subjectClaim}" claim naming the subject`);
+      }
+      const clientId = payload.client_id ?? payload.azp;
+      return {
+        subject,
+        scopes: parseScopes(payload.scope ?? payload.scp),
+        clientId: typeof clientId === 'string' ? clientId : undefined,
+        expiresAt: payload.exp,
+      };
+    },
+  };
+}
+
+function describeJoseError(error: unknown, audience: string): string {
+  if (error instanceof errors.JWTExpired) return 'token expired';
+  if (error instanceof errors.JWKSNoMatchingKey) return 'unknown signing key';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'bad signature';
+  if (error instanceof errors.JWKSTimeout) return 'signing keys could not be fetched in time';
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'signing algorithm not allowed';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'aud') return `audience does not match: expected "${audience}"`;
+    if (error.claim === 'typ') return 'not an access token (typ must be at+jwt)';
+    if (error.claim === 'nbf') return 'token not yet valid';
+    if (error.claim === 'iat') return 'token issued in the future';
+    return `invalid "${error.claim}" claim`;
+  }
+  if (error instanceof errors.JWTInvalid || error instanceof errors.JWSInvalid) return 'malformed token';
+  return 'token could not be verified';
+}

@@ -1,0 +1,84 @@
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from '../config/load-config.js';
+import { isServiceError } from '../errors.js';
+import { UsageError, type CommandIO } from './command.js';
+import { migrateCommand } from './migrate.js';
+import { reembedCommand } from './reembed.js';
+import { serveCommand } from './serve.js';
+import { tokenIssueCommand } from './token-issue.js';
+
+const USAGE = `Usage: memory-service <command> [options]
+
+Commands:
+  serve                        Start the MCP server (the default; what \`npm start\` runs)
+  migrate                      Apply database migrations and exit
+  token issue --sub SUBJECT    Print a signed access token for SUBJECT (built-in authorization server)
+        [--scope "memory:read memory:write"] [--ttl 30d]
+  reembed [--batch-size 64]    Re-embed every memory with the configured embedding model
+
+Every command takes --config FILE (else $MEMORY_SERVICE_CONFIG, else ./application.ini if present).
+`;
+
+/** The installed application's root (two levels above src/cli or dist/cli). */
+export const APP_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+
+
+export async function main(argv: readonly string[], io: CommandIO = process): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        config: { type: 'string' },
+        sub: { type: 'string' },
+        scope: { type: 'string' },
+        ttl: { type: 'string' },
+        'batch-size': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command = 'serve', ...rest] = positionals;
+  if (values.help === true || command === 'help') {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const config = (): Config =>
+    loadConfig({ configFile: values.config, env: process.env, cwd: process.cwd(), appRoot: APP_ROOT });
+
+  try {
+    switch (`${command}${rest.length > 0 ? ` ${rest[0]}` : ''}`) {
+      case 'serve':
+        return await serveCommand(config());
+      case 'migrate':
+        return await migrateCommand(config(), io);
+      case 'token issue':
+        return await tokenIssueCommand(config(), { sub: values.sub, scope: values.scope, ttl: values.ttl }, io);
+      case 'reembed':
+        return await reembedCommand(config(), { batchSize: values['batch-size'] }, io);
+      default:
+        io.stderr.write(`Unknown command: ${[command, ...rest].join(' ')}\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof UsageError) {
+      io.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    io.stderr.write(`${isServiceError(error) ? `${error.code}: ` : ''}${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+

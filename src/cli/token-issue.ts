@@ -1,0 +1,46 @@
+import { issueAccessToken } from '../auth/local-keys.js';
+import { DEFAULT_SCOPE, SCOPES } from '../auth/scopes.js';
+import { StateFile } from '../auth/state-file.js';
+import type { Config } from '../config/load-config.js';
+import { UsageError, type CommandIO } from './command.js';
+
+const DEFAULT_TTL = '30d';
+
+/** Prints a signed access token and nothing else, for backends that put a token in a header. */
+export async function tokenIssueCommand(
+  config: Config,
+  options: { sub: string | undefined; scope: string | undefined; ttl: string | undefined },
+  io: CommandIO,
+): Promise<number> {
+  if (options.sub === undefined || options.sub.trim() === '') throw new UsageError('token issue: --sub SUBJECT is required');
+  if (!config.oauth.builtIn) {
+    throw new UsageError(
+      'token issue: only the built-in authorization server issues tokens (OAuthAuthorizationServer must equal BaseUrl); ' +
+        'get tokens from your authorization server instead',
+    );
+  }
+  const scope = (options.scope ?? DEFAULT_SCOPE).split(/[\s,]+/).filter((item) => item !== '');
+  const unknown = scope.filter((item) => !(SCOPES as readonly string[]).includes(item));
+  if (unknown.length > 0 || scope.length === 0) {
+    throw new UsageError(`token issue: --scope must name ${SCOPES.join(' and/or ')} (got ${JSON.stringify(options.scope)})`);
+  }
+  const token = await issueAccessToken(new StateFile(config.oauth.asIniFile), {
+    issuer: config.oauth.authorizationServer!,
+    audience: config.oauth.audience,
+    subject: options.sub.trim(),
+    scope: scope.join(' '),
+    ttlSeconds: parseDuration(options.ttl ?? DEFAULT_TTL),
+  });
+  io.stdout.write(`${token}\n`);
+  return 0;
+}
+
+/** "3600", "90s", "45m", "12h", "30d" → seconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+)\s*([smhd]?)$/.exec(value.trim());
+  const seconds = match === null ? NaN : Number(match[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
+  if (!Number.isSafeInteger(seconds) || seconds <= 0 || seconds > 366 * 86_400) {
+    throw new UsageError(`token issue: --ttl must be a duration such as 3600, 90m, 12h or 30d, at most 366d (got ${JSON.stringify(value)})`);
+  }
+  return seconds;
+}

@@ -1,0 +1,193 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { parse as parseIni } from 'ini';
+import { settingNames, settings, type SettingName, type SettingValues } from './settings.js';
+
+export interface Config {
+  /** The file the settings came from, if any. */
+  readonly configFile: string | undefined;
+  readonly baseUrl: string;
+  /** `<BaseUrl>/mcp`: the protected resource and the default token audience. */
+  readonly resourceUrl: string;
+  readonly host: string;
+  readonly port: number;
+  readonly database: { readonly url: string | undefined; readonly schema: string; readonly dataDir: string };
+  readonly dataDir: string;
+  readonly embedding: {
+    readonly provider: 'local' | 'openai';
+    readonly model: string | undefined;
+    readonly dimensions: number | undefined;
+    readonly openaiBaseUrl: string | undefined;
+    /** Only ever from the environment (OPENAI_API_KEY). */
+    readonly openaiApiKey: string | undefined;
+  };
+  readonly memory: { readonly maxTextChars: number; readonly nearDuplicateThreshold: number };
+  readonly oauth: {
+    /** Undefined when a configuration file does not set it: /mcp then answers 500. */
+    readonly authorizationServer: string | undefined;
+    /** True when the issuer is this service itself (the built-in authorization server). */
+    readonly builtIn: boolean;
+    readonly asIniFile: string;
+    readonly audience: string;
+    readonly subjectClaim: string;
+  };
+  readonly http: { readonly allowedOrigins: readonly string[]; readonly maxBodyBytes: number };
+  readonly logLevel: SettingValues['LogLevel'];
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[], source: string) {
+    super(`Invalid configuration (${source}):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export interface LoadConfigOptions {
+  /** From `--config FILE`. */
+  readonly configFile?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** The installed application's directory; the OAuth state file must live outside it. */
+  readonly appRoot?: string | undefined;
+}
+
+/** Where the settings file is: `--config`, else MEMORY_SERVICE_CONFIG, else ./application.ini if present. */
+export function locateConfigFile(options: LoadConfigOptions): string | undefined {
+  const explicit = options.configFile ?? nonEmpty(options.env.MEMORY_SERVICE_CONFIG);
+  if (explicit !== undefined) return resolve(options.cwd, explicit);
+  const local = join(options.cwd, 'application.ini');
+  return existsSync(local) ? local : undefined;
+}
+
+export function loadConfig(options: LoadConfigOptions): Config {
+  const configFile = locateConfigFile(options);
+  const problems: string[] = [];
+  const fileValues = configFile === undefined ? {} : readSettingsFile(configFile, problems);
+
+  const raw = (name: SettingName): string | undefined =>
+    options.env[settings[name].env] ?? fileValues[name];
+
+  const defaults = embeddedDefaults(options.env);
+  const values: Partial<SettingValues> = {};
+  const parse = <K extends SettingName>(name: K, fallback: string | undefined): void => {
+    const input = raw(name) ?? fallback;
+    if (input === undefined) return;
+    const result = settings[name].schema.safeParse(input);
+    if (result.success) values[name] = result.data as SettingValues[K];
+    else problems.push(`${name}: ${result.error.issues.map((issue) => issue.message).join('; ')} (got ${JSON.stringify(input)})`);
+  };
+
+  parse('Host', '127.0.0.1');
+  parse('Port', '8787');
+  const host = values.Host ?? '127.0.0.1';
+  const publicHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  parse('BaseUrl', `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${values.Port ?? 8787}`);
+  parse('DatabaseUrl', '');
+  parse('DatabaseSchema', 'public');
+  parse('DataDir', defaults.dataDir);
+  parse('EmbeddingProvider', 'local');
+  parse('EmbeddingModel', '');
+  parse('EmbeddingDimensions', '');
+  parse('OpenAIBaseUrl', '');
+  parse('MaxTextChars', '16000');
+  parse('NearDuplicateThreshold', '0.85');
+  // With no file the built-in authorization server is the default; a file is the operator's whole auth setup.
+  parse('OAuthAuthorizationServer', configFile === undefined ? values.BaseUrl : '');
+  parse('OAuthAsIniFile', values.DataDir === undefined ? undefined : join(values.DataDir, 'oauth-as.ini'));
+  parse('OAuthAudience', '');
+  parse('OAuthSubjectClaim', 'sub');
+  parse('AllowedOrigins', '');
+  parse('MaxBodyBytes', String(1024 * 1024));
+  parse('LogLevel', 'info');
+
+  const asIniFile = values.OAuthAsIniFile;
+  if (asIniFile !== undefined && options.appRoot !== undefined && isInside(asIniFile, options.appRoot)) {
+    problems.push(
+      `OAuthAsIniFile: must be outside the application tree (${options.appRoot}), or a redeploy would erase it (got ${JSON.stringify(asIniFile)})`,
+    );
+  }
+  if (values.EmbeddingProvider === 'local' && values.OpenAIBaseUrl !== undefined) {
+    problems.push('OpenAIBaseUrl: only applies when EmbeddingProvider = openai');
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems, configFile ?? 'environment and defaults');
+  const v = values as SettingValues;
+  const authorizationServer = v.OAuthAuthorizationServer;
+  return deepFreeze({
+    configFile,
+    baseUrl: v.BaseUrl,
+    resourceUrl: `${v.BaseUrl}/mcp`,
+    host: v.Host,
+    port: v.Port,
+    database: { url: v.DatabaseUrl, schema: v.DatabaseSchema, dataDir: join(v.DataDir, 'pglite') },
+    dataDir: v.DataDir,
+    embedding: {
+      provider: v.EmbeddingProvider,
+      model: v.EmbeddingModel,
+      dimensions: v.EmbeddingDimensions,
+      openaiBaseUrl: v.OpenAIBaseUrl,
+      openaiApiKey: nonEmpty(options.env.OPENAI_API_KEY),
+    },
+    memory: { maxTextChars: v.MaxTextChars, nearDuplicateThreshold: v.NearDuplicateThreshold },
+    oauth: {
+      authorizationServer,
+      builtIn: authorizationServer !== undefined && authorizationServer === v.BaseUrl,
+      asIniFile: v.OAuthAsIniFile,
+      audience: v.OAuthAudience ?? `${v.BaseUrl}/mcp`,
+      subjectClaim: v.OAuthSubjectClaim,
+    },
+    http: { allowedOrigins: v.AllowedOrigins, maxBodyBytes: v.MaxBodyBytes },
+    logLevel: v.LogLevel,
+  });
+}
+
+function readSettingsFile(file: string, problems: string[]): Partial<Record<SettingName, string>> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    problems.push(`cannot read configuration file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    return {};
+  }
+  const parsed = parseIni(text) as Record<string, unknown>;
+  const known = new Set<string>(settingNames);
+  const values: Partial<Record<SettingName, string>> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value === 'object' && value !== null) {
+      problems.push(`[${key}]: sections are not supported; settings are top-level keys`);
+    } else if (key === 'OpenAIApiKey' || /secret|api.?key|password/i.test(key)) {
+      problems.push(`${key}: secrets are read only from the environment (OPENAI_API_KEY), never from the file`);
+    } else if (!known.has(key)) {
+      problems.push(`${key}: unknown setting`);
+    } else {
+      values[key as SettingName] = value === true ? '' : String(value);
+    }
+  }
+  return values;
+}
+
+function embeddedDefaults(env: LoadConfigOptions['env']): { dataDir: string } {
+  const dataHome = nonEmpty(env.XDG_DATA_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.local', 'share');
+  return { dataDir: join(dataHome, 'memory-service') };
+}
+
+function isInside(path: string, dir: string): boolean {
+  const rel = relative(resolve(dir), resolve(path));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * The settings table: one row per `application.ini` key, with its environment override and rule.
+ * Values arrive as strings (INI and environment alike) and are coerced here.
+ */
+const optionalString = z
+  .string()
+  .trim()
+  .transform((value) => (value === '' ? undefined : value));
+
+const url = z
+  .string()
+  .trim()
+  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http(s) URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const optionalUrl = z.union([z.literal('').transform(() => undefined), url]);
+
+const integer = (min: number, max: number) =>
+  z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+
+const absolutePath = z
+  .string()
+  .trim()
+  .refine((value) => value.startsWith('/'), 'must be an absolute path');
+
+const list = z
+  .string()
+  .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+
+export const settings = {
+  BaseUrl: { env: 'MEMORY_SERVICE_BASE_URL', schema: url },
+  Host: { env: 'MEMORY_SERVICE_HOST', schema: z.string().trim().min(1, 'must not be empty') },
+  Port: { env: 'MEMORY_SERVICE_PORT', schema: integer(0, 65535) },
+  DatabaseUrl: {
+    env: 'MEMORY_SERVICE_DATABASE_URL',
+    schema: z.union([
+      z.literal('').transform(() => undefined),
+      z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    ]),
+  },
+  DatabaseSchema: {
+    env: 'MEMORY_SERVICE_DATABASE_SCHEMA',
+    schema: z.string().trim().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier'),
+  },
+  DataDir: { env: 'MEMORY_SERVICE_DATA_DIR', schema: absolutePath },
+  EmbeddingProvider: { env: 'MEMORY_SERVICE_EMBEDDING_PROVIDER', schema: z.enum(['local', 'openai']) },
+  EmbeddingModel: { env: 'MEMORY_SERVICE_EMBEDDING_MODEL', schema: optionalString },
+  EmbeddingDimensions: {
+    env: 'MEMORY_SERVICE_EMBEDDING_DIMENSIONS',
+    schema: z.union([z.literal('').transform(() => undefined), integer(1, 16000)]),
+  },
+  OpenAIBaseUrl: { env: 'MEMORY_SERVICE_OPENAI_BASE_URL', schema: optionalUrl },
+  MaxTextChars: { env: 'MEMORY_SERVICE_MAX_TEXT_CHARS', schema: integer(1, 1_000_000) },
+  NearDuplicateThreshold: {
+    env: 'MEMORY_SERVICE_NEAR_DUPLICATE_THRESHOLD',
+    schema: z.coerce.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1'),
+  },
+  OAuthAuthorizationServer: { env: 'MEMORY_SERVICE_OAUTH_AUTHORIZATION_SERVER', schema: optionalUrl },
+  OAuthAsIniFile: { env: 'MEMORY_SERVICE_OAUTH_AS_INI_FILE', schema: absolutePath },
+  OAuthAudience: { env: 'MEMORY_SERVICE_OAUTH_AUDIENCE', schema: optionalString },
+  OAuthSubjectClaim: { env: 'MEMORY_SERVICE_OAUTH_SUBJECT_CLAIM', schema: z.string().trim().min(1, 'must not be empty') },
+  AllowedOrigins: { env: 'MEMORY_SERVICE_ALLOWED_ORIGINS', schema: list },
+  MaxBodyBytes: { env: 'MEMORY_SERVICE_MAX_BODY_BYTES', schema: integer(1024, 64 * 1024 * 1024) },
+  LogLevel: {
+    env: 'MEMORY_SERVICE_LOG_LEVEL',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  },
+} as const;
+
+export type SettingName = keyof typeof settings;
+export type SettingValues = { [K in SettingName]: z.output<(typeof settings)[K]['schema']> };
+export const settingNames = Object.keys(settings) as SettingName[];

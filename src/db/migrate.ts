@@ -1,0 +1,45 @@
+import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
+import * as initial from './migrations/0001_initial.js';
+import type { Database } from './schema.js';
+
+/** Migrations are listed statically so the compiled build needs no file-system discovery. */
+const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+};
+
+export const latestMigration = Object.keys(migrations).sort().at(-1)!;
+
+export function createMigrator(db: Kysely<Database>, schema: string): Migrator {
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema: schema,
+  });
+}
+
+export async function migrateToLatest(db: Kysely<Database>, schema: string): Promise<MigrationResultSet> {
+  await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  return createMigrator(db, schema).migrateToLatest();
+}
+
+/**
+ * The HNSW index is per embedding dimension (pgvector indexes need a fixed dimension, and the column holds
+ * vectors of whichever model wrote them): a partial expression index for the configured model's dimension.
+ * Queries use the same expression, `embedding::vector(N)`, to reach it.
+ */
+export async function ensureVectorIndex(db: Kysely<Database>, dimensions: number): Promise<boolean> {
+  if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`bad dimensions: ${dimensions}`);
+  // pgvector's HNSW indexes vectors of at most 2000 dimensions; larger models are searched exactly.
+  if (dimensions > 2000) return false;
+  await sql`
+    create index if not exists ${sql.id(`memories_embedding_hnsw_${dimensions}`)} on memories
+      using hnsw ((embedding::vector(${sql.raw(String(dimensions))})) vector_cosine_ops)
+      where embedding_dimensions = ${sql.lit(dimensions)}`.execute(db);
+  return true;
+}
+
+/** True when every known migration has been applied. */
+export async function migrationsCurrent(db: Kysely<Database>, schema: string): Promise<boolean> {
+  const applied = await createMigrator(db, schema).getMigrations();
+  return applied.every((migration) => migration.executedAt !== undefined);
+}

@@ -1,0 +1,134 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite/vector';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import type { Database } from './schema.js';
+
+/** The role subject-scoped transactions switch to when the connecting user would bypass row-level security. */
+const RLS_ROLE = 'memory_service_rls';
+
+export interface DatabaseHandle {
+  readonly engine: 'pglite' | 'postgres';
+  readonly schema: string;
+  /**
+   * Runs `fn` in one transaction in which row-level security admits only `subject`'s rows
+   * ('*' admits all: maintenance only). A failure rolls the whole transaction back.
+   */
+  withSubject<T>(subject: string, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** Database reachable and migrations current. */
+  ready(): Promise<boolean>;
+  /** Pool use, for metrics. */
+  poolStats(): { total: number; idle: number; waiting: number };
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL; when absent, PGlite in `dataDir`. */
+  readonly url?: string | undefined;
+  readonly dataDir: string;
+  readonly schema: string;
+  /** Dimension of the configured embedding model, for its HNSW index. */
+  readonly embeddingDimensions: number;
+  readonly migrate?: boolean;
+  /** An already open PGlite owned by the caller (tests share one per file); not closed by close(). */
+  readonly pglite?: PGlite | undefined;
+  readonly poolSize?: number;
+}
+
+export async function openPGlite(dataDir: string): Promise<PGlite> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  return PGlite.create({ dataDir, extensions: { vector } });
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const { schema } = options;
+  const searchPath = `"${schema}", public`;
+  let engine: DatabaseHandle['engine'];
+  let kysely: Kysely<Database>;
+  let pool: pg.Pool | undefined;
+  let ownedPglite: PGlite | undefined;
+
+  if (options.url !== undefined) {
+    engine = 'postgres';
+    pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      options: `-c search_path=${searchPath.replace(/ /g, '\\ ')}`,
+    });
+    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    engine = 'pglite';
+    const pglite = options.pglite ?? (ownedPglite = await openPGlite(options.dataDir));
+    // Session-level for migrations; every transaction also sets it locally, so a PGlite shared by several
+    // handles (one per test schema) stays correct.
+    await pglite.exec(`set search_path to ${searchPath}`);
+    // Never destroyed through Kysely: that would close a PGlite the caller may own.
+    kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  }
+
+  try {
+    if (options.migrate !== false) {
+      const { error } = await migrateToLatest(kysely, schema);
+      if (error !== undefined) throw error;
+    }
+    await ensureVectorIndex(kysely, options.embeddingDimensions);
+  } catch (error) {
+    await closeQuietly();
+    throw error;
+  }
+  const switchRole = await prepareRlsRole(kysely, schema);
+
+  async function closeQuietly(): Promise<void> {
+    if (pool !== undefined) await kysely.destroy().catch(() => undefined);
+    else if (ownedPglite !== undefined) await ownedPglite.close().catch(() => undefined);
+  }
+
+  return {
+    engine,
+    schema,
+    async withSubject(subject, fn) {
+      return kysely.transaction().execute(async (trx) => {
+        await sql`select set_config('search_path', ${searchPath}, true),
+                         set_config('memory_service.subject', ${subject}, true)`.execute(trx);
+        if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
+        return fn(trx);
+      });
+    },
+    async ready() {
+      try {
+        await sql`select 1`.execute(kysely);
+        return await migrationsCurrent(kysely, schema);
+      } catch {
+        return false;
+      }
+    },
+    poolStats() {
+      if (pool === undefined) return { total: 1, idle: 1, waiting: 0 };
+      return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+    },
+    close: closeQuietly,
+  };
+}
+
+/**
+ * Superusers and BYPASSRLS roles skip row-level security, so for them every subject-scoped transaction
+ * switches to a least-privileged role. Returns whether that switch is needed.
+ */
+async function prepareRlsRole(db: Kysely<Database>, schema: string): Promise<boolean> {
+  const { rows } = await sql<{ bypass: boolean }>`
+    select (rolsuper or rolbypassrls) as bypass from pg_roles where rolname = current_user`.execute(db);
+  if (rows[0]?.bypass !== true) return false;
+  await sql`
+    do $$ begin
+      if not exists (select from pg_roles where rolname = ${sql.lit(RLS_ROLE)}) then
+        create role ${sql.id(RLS_ROLE)} nologin;
+      end if;
+    end $$`.execute(db);
+  await sql`grant usage on schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);
+  await sql`grant select, insert, update, delete on all tables in schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);
+  await sql`grant usage, select on all sequences in schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);
+  return true;
+}

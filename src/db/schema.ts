@@ -1,0 +1,47 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Timestamps are written as Date or ISO strings and always read back as Date. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** pgvector values are written as the text form '[x,y,...]' and rarely read back. */
+type Vector = ColumnType<string, string, string>;
+/** bigint identity columns: pg returns int8 as string; we convert at the repository edge. */
+type BigId = ColumnType<string | number, never, never>;
+
+export interface MemoriesTable {
+  id: Generated<BigId>;
+  subject: string;
+  text: string;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  source_provider: string | null;
+  importance: ColumnType<number, number | undefined, number>;
+  capture_mode: 'explicit' | 'inferred' | null;
+  session_id: string | null;
+  expires_at: Timestamp | null;
+  last_confirmed_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  embedding: Vector;
+  embedding_model: string;
+  embedding_dimensions: number;
+  search_vector: ColumnType<string, never, never>;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface TombstonesTable {
+  id: Generated<BigId>;
+  memory_id: ColumnType<string | number, number, never>;
+  subject: string;
+  text: string;
+  tags: ColumnType<string[], string[] | undefined, never>;
+  embedding: Vector;
+  embedding_model: string;
+  embedding_dimensions: number;
+  reason: 'corrected' | 'forgotten';
+  replaced_by: ColumnType<string | number | null, number | null | undefined, never>;
+  memory_created_at: ColumnType<Date, Date | string, never>;
+  tombstoned_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export interface Database {
+  memories: MemoriesTable;
+  tombstones: TombstonesTable;
+}

@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { bearerChallenge } from '../auth/challenge.js';
+import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/token-verifier.js';
+import { InsufficientScopeError, type Dispatcher } from '../mcp/dispatcher.js';
+import { errorResponse, JsonRpcError, parseMessage, RPC } from '../mcp/jsonrpc.js';
+import { originAllowed } from './origin.js';
+
+export const UNCONFIGURED_MESSAGE = 'OAuth resource-server is not configured.';
+
+export interface McpRouteOptions {
+  readonly dispatcher: Dispatcher;
+  /** Undefined when no authorization server is configured: every request gets 500. */
+  readonly verifier: TokenVerifier | undefined;
+  readonly resourceMetadata: string;
+  readonly allowedOrigins: ReadonlySet<string>;
+  readonly maxBodyBytes: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: AuthInfo;
+  }
+}
+
+const rpcError = (code: number, message: string) => errorResponse(null, new JsonRpcError(code, message));
+
+/** POST /mcp: stateless JSON-RPC over HTTP. No Mcp-Session-Id is issued, and a stale one is ignored. */
+export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.maxBodyBytes }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send(rpcError(RPC.invalidRequest, `Request body exceeds ${options.maxBodyBytes} bytes`));
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return reply.code(415).send(rpcError(RPC.invalidRequest, 'Content-Type must be application/json'));
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send(rpcError(RPC.invalidRequest, error.message));
+    }
+    request.log.error({ err: error }, 'unhandled error on /mcp');
+    return reply.code(500).send(rpcError(RPC.internalError, 'Internal error'));
+  });
+
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!originAllowed(request.headers.origin, options.allowedOrigins)) {
+      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Origin not allowed')) as unknown as void;
+    }
+    if (options.verifier === undefined) {
+      return reply.code(500).send(rpcError(RPC.internalError, UNCONFIGURED_MESSAGE)) as unknown as void;
+    }
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
+    if (match === null) {
+      reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata }));
+      return reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required')) as unknown as void;
+    }
+    try {
+      request.auth = await options.verifier.verify(match[1]!);
+    } catch (error) {
+      if (!(error instanceof TokenError)) throw error;
+      reply.header(
+        'www-authenticate',
+        bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description }),
+      );
+      return reply.code(401).send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`)) as unknown as void;
+    }
+  };
+
+  app.post('/mcp', { onRequest: authenticate }, async (request, reply) => {
+    const auth = request.auth!;
+    const message = parseMessage(typeof request.body === 'string' ? request.body : '');
+    if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
+    if (message.kind === 'no-reply') return reply.code(202).send();
+    try {
+      const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes });
+      return reply.code(200).send(response);
+    } catch (error) {
+      if (!(error instanceof InsufficientScopeError)) throw error;
+      reply.header(
+        'www-authenticate',
+        bearerChallenge({
+          resourceMetadata: options.resourceMetadata,
+          error: 'insufficient_scope',
+          description: error.message,
+          scope: error.scope,
+        }),
+      );
+      return reply.code(403).send(errorResponse(message.request.id, new JsonRpcError(RPC.invalidRequest, `Forbidden: ${error.message}`)));
+    }
+  });
+
+  const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
+  app.get('/mcp', methodNotAllowed);
+  app.delete('/mcp', methodNotAllowed);
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { errorResponse, JsonRpcError, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
+import { describeZodError, listTool, type ListedTool, type Tool, type ToolContext } from './tool.js';
+import { toolFailure, toolFailureFrom, toolSuccess, type ToolResult } from './tool-result.js';
+
+export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+
+/** Raised when the token lacks the scope a tool needs; the HTTP layer answers 403 (RFC 6750 §3.1). */
+export class InsufficientScopeError extends Error {
+  readonly scope: string;
+
+  constructor(scope: string) {
+    super(`this call needs the "${scope}" scope`);
+    this.name = 'InsufficientScopeError';
+    this.scope = scope;
+  }
+}
+
+export interface ServerInfo {
+  readonly name: string;
+  readonly title: string;
+  readonly version: string;
+  readonly instructions: string;
+}
+
+export interface Dispatcher {
+  handle(request: JsonRpcRequest, context: ToolContext): Promise<OutgoingMessage>;
+}
+
+export interface DispatchObserver {
+  /** Called once per tools/call with the outcome: 'ok', a tool error code, or 'protocol_error'. */
+  onToolCall?(tool: string, outcome: string, seconds: number): void;
+}
+
+const callParams = z.object({
+  name: z.string({ error: 'params.name must be a string' }),
+  arguments: z.record(z.string(), z.unknown(), { error: 'params.arguments must be an object' }).optional(),
+});
+
+export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[], observer: DispatchObserver = {}): Dispatcher {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const listed: ListedTool[] = tools.map(listTool);
+
+  const methods: Record<string, (params: Record<string, unknown>, context: ToolContext) => Promise<unknown>> = {
+    async initialize(params) {
+      const requested = params.protocolVersion;
+      const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.find((version) => version === requested) ?? SUPPORTED_PROTOCOL_VERSIONS[0];
+      return {
+        protocolVersion,
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: serverInfo.name, title: serverInfo.title, version: serverInfo.version },
+        instructions: serverInfo.instructions,
+      };
+    },
+    async ping() {
+      return {};
+    },
+    async 'tools/list'() {
+      return { tools: listed };
+    },
+    async 'tools/call'(params, context) {
+      const parsed = callParams.safeParse(params);
+      if (!parsed.success) throw new JsonRpcError(RPC.invalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
+      const tool = byName.get(parsed.data.name);
+      if (tool === undefined) throw new JsonRpcError(RPC.invalidParams, `Unknown tool: ${parsed.data.name}`);
+      if (!context.scopes.includes(tool.scope)) throw new InsufficientScopeError(tool.scope);
+      const started = performance.now();
+      const result = await callTool(tool, parsed.data.arguments ?? {}, context);
+      const outcome = result.isError ? String((result.structuredContent.error as { code: string }).code) : 'ok';
+      observer.onToolCall?.(tool.name, outcome, (performance.now() - started) / 1000);
+      return result;
+    },
+  };
+
+  return {
+    async handle(request, context) {
+      const method = Object.hasOwn(methods, request.method) ? methods[request.method] : undefined;
+      if (method === undefined) {
+        return errorResponse(request.id, new JsonRpcError(RPC.methodNotFound, `Method not found: ${request.method}`));
+      }
+      try {
+        return { jsonrpc: '2.0', id: request.id, result: await method(request.params, context) };
+      } catch (error) {
+        if (error instanceof JsonRpcError) return errorResponse(request.id, error);
+        throw error;
+      }
+    },
+  };
+}
+
+async function callTool(tool: Tool, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) return toolFailure('INVALID_INPUT', describeZodError(parsed.error));
+  try {
+    return toolSuccess(await tool.run(parsed.data, context));
+  } catch (error) {
+    const failure = toolFailureFrom(error);
+    if (failure === undefined) throw error;
+    return failure;
+  }
+}

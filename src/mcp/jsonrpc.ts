@@ -1,0 +1,90 @@
+/** JSON-RPC 2.0 shapes and the protocol-level errors (the tool level has its own, see tool-result.ts). */
+
+export const RPC = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+} as const;
+
+export type RequestId = string | number;
+
+export class JsonRpcError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = 'JsonRpcError';
+    this.code = code;
+    this.data = data;
+  }
+}
+
+export interface JsonRpcRequest {
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+}
+
+export type IncomingMessage =
+  | { readonly kind: 'request'; readonly request: JsonRpcRequest }
+  /** Notifications and client responses need no answer. */
+  | { readonly kind: 'no-reply'; readonly method: string | undefined }
+  | { readonly kind: 'invalid'; readonly id: RequestId | null; readonly error: JsonRpcError };
+
+export type OutgoingMessage =
+  | { jsonrpc: '2.0'; id: RequestId; result: unknown }
+  | { jsonrpc: '2.0'; id: RequestId | null; error: { code: number; message: string; data?: unknown } };
+
+export function errorResponse(id: RequestId | null, error: JsonRpcError): OutgoingMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+  };
+}
+
+/** Classifies one HTTP body. Batches (arrays) are refused: MCP since 2025-06-18 has none. */
+export function parseMessage(body: string): IncomingMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { kind: 'invalid', id: null, error: new JsonRpcError(RPC.parseError, 'Parse error: body is not valid JSON') };
+  }
+  if (Array.isArray(value)) {
+    return { kind: 'invalid', id: null, error: new JsonRpcError(RPC.invalidRequest, 'Invalid Request: batches are not supported') };
+  }
+  if (typeof value !== 'object' || value === null) {
+    return { kind: 'invalid', id: null, error: new JsonRpcError(RPC.invalidRequest, 'Invalid Request: expected a JSON object') };
+  }
+  const message = value as Record<string, unknown>;
+  const id = isValidId(message.id) ? message.id : null;
+  const invalid = (why: string): IncomingMessage => ({
+    kind: 'invalid',
+    id,
+    error: new JsonRpcError(RPC.invalidRequest, `Invalid Request: ${why}`),
+  });
+  if (message.jsonrpc !== '2.0') return invalid('"jsonrpc" must be "2.0"');
+  if (!('method' in message)) {
+    // A response to a server-initiated request; this server sends none, so there is nothing to do.
+    if ('result' in message || 'error' in message) return { kind: 'no-reply', method: undefined };
+    return invalid('"method" is required');
+  }
+  if (typeof message.method !== 'string' || message.method === '') return invalid('"method" must be a non-empty string');
+  if (message.params !== undefined && (typeof message.params !== 'object' || message.params === null || Array.isArray(message.params))) {
+    return invalid('"params" must be an object');
+  }
+  if (!('id' in message)) return { kind: 'no-reply', method: message.method };
+  if (!isValidId(message.id)) return invalid('"id" must be a string or a number');
+  return {
+    kind: 'request',
+    request: { id: message.id, method: message.method, params: (message.params ?? {}) as Record<string, unknown> },
+  };
+}
+
+function isValidId(id: unknown): id is RequestId {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}

@@ -1,0 +1,72 @@
+/**
+ * Tag normalisation.
+ *
+ * Every tag is normalised to a canonical form, in this order:
+ *
+ *   1. Unicode NFKC normalisation (full-width "ＡＢＣ" becomes "ABC", the ligature "ﬁ" becomes "fi").
+ *   2. Lowercasing with String.prototype.toLowerCase() (locale-independent).
+ *   3. Leading and trailing whitespace is trimmed.
+ *   4. A single leading "#" is dropped, and the rest is trimmed again ("#Work" and "# work" become
+ *      "work"; "##work" becomes "#work").
+ *   5. Every run of whitespace and underscores, together with any hyphens adjacent to it,
+ *      becomes a single hyphen ("project_alpha  beta" and "a _-_ b" become "project-alpha-beta" and
+ *      "a-b"). A run made only of hyphens is kept as it is ("a--b" stays "a--b").
+ *   6. Leading and trailing hyphens are removed ("-work-" becomes "work").
+ *
+ * All other characters (letters of any script, digits, punctuation, emoji) are kept.
+ *
+ * A list of tags is then checked and de-duplicated:
+ *
+ *   - at most TAG_LIMITS.maxTags (20) items may be given, counted before de-duplication;
+ *   - a tag that is empty after normalisation is an error;
+ *   - a tag longer than TAG_LIMITS.maxTagChars (64) characters after normalisation is an error,
+ *     counting Unicode code points (so one emoji counts as one character);
+ *   - tags that normalise to the same form are kept once, in order of first occurrence
+ *     (["Work", "work", "#work"] becomes ["work"]).
+ */
+
+export const TAG_LIMITS = { maxTags: 20, maxTagChars: 64 } as const;
+
+export type TagResult = { ok: true; tags: string[] } | { ok: false; message: string };
+
+/** Runs of hyphens, whitespace and underscores; each run is handled as a whole (linear time). */
+const SEPARATOR_RUN = /[-\s_]+/gu;
+const HAS_SPACE_OR_UNDERSCORE = /[\s_]/u;
+
+/** The canonical form of one tag (see the module comment); may be the empty string. */
+export function normalizeTag(tag: string): string {
+  let out = tag.normalize('NFKC').toLowerCase().trim();
+  if (out.startsWith('#')) out = out.slice(1).trim();
+  out = out.replace(SEPARATOR_RUN, (run) => (HAS_SPACE_OR_UNDERSCORE.test(run) ? '-' : run));
+  let start = 0;
+  let end = out.length;
+  while (start < end && out[start] === '-') start++;
+  while (end > start && out[end - 1] === '-') end--;
+  return out.slice(start, end);
+}
+
+/** Number of Unicode code points in `value` (not UTF-16 code units). */
+const codePointLength = (value: string): number => [...value].length;
+
+/** Normalises, validates and de-duplicates a list of tags; messages name the `tags` argument. */
+export function normalizeTags(input: readonly string[]): TagResult {
+  if (input.length > TAG_LIMITS.maxTags) {
+    return { ok: false, message: `tags has ${input.length} items; at most ${TAG_LIMITS.maxTags} are allowed` };
+  }
+  const seen = new Set<string>();
+  const tags: string[] = [];
+  for (let i = 0; i < input.length; i++) {
+    const tag = normalizeTag(input[i] ?? '');
+    if (tag === '') {
+      return { ok: false, message: `tags[${i}] is empty after normalisation` };
+    }
+    if (codePointLength(tag) > TAG_LIMITS.maxTagChars) {
+      return { ok: false, message: `tags[${i}] is longer than ${TAG_LIMITS.maxTagChars} characters after normalisation` };
+    }
+    if (!seen.has(tag)) {
+      seen.add(tag);
+      tags.push(tag);
+    }
+  }
+  return { ok: true, tags };
+}

@@ -1,0 +1,4 @@
+/** pgvector's text form. */
+export function toVectorLiteral(vector: readonly number[]): string {
+  return `[${vector.join(',')}]`;
+}

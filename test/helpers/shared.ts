@@ -1,0 +1,34 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { openPGlite } from '../../src/db/open-database.js';
+import { createLocalProvider } from '../../src/embeddings/local-provider.js';
+import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+
+/**
+ * Expensive things shared by every test in one file (vitest gives each file its own module graph):
+ * one in-memory PGlite (initdb in WASM takes seconds; tests isolate by schema) and one local model.
+ */
+let pglite: Promise<PGlite> | undefined;
+export function sharedPGlite(): Promise<PGlite> {
+  pglite ??= openPGlite('memory://');
+  return pglite;
+}
+
+let embedder: EmbeddingProvider | undefined;
+export function sharedLocalEmbedder(): EmbeddingProvider {
+  if (embedder === undefined) {
+    const real = createLocalProvider();
+    // Shared across servers in the file: a server's close() must not unload it.
+    embedder = {
+      get model() {
+        return real.model;
+      },
+      get dimensions() {
+        return real.dimensions;
+      },
+      embed: (texts) => real.embed(texts),
+      ready: () => real.ready(),
+      close: async () => undefined,
+    };
+  }
+  return embedder;
+}

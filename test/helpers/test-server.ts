@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
+import { issueAccessToken } from '../../src/auth/local-keys.js';
+import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
+import { composeService, type Service } from '../../src/compose.js';
+import { loadConfig, type Config } from '../../src/config/load-config.js';
+import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+import { TEST_DATABASE_URL, uniqueSchema, type Engine } from './engines.js';
+import { sharedLocalEmbedder, sharedPGlite } from './shared.js';
+
+export interface TestServerOptions {
+  readonly engine: Engine;
+  /** Extra MEMORY_SERVICE_* variables (or OPENAI_API_KEY). */
+  readonly env?: Record<string, string>;
+  /** Settings file contents; when given, the server runs from a file like an operator's. */
+  readonly iniFile?: string;
+  readonly embedder?: EmbeddingProvider;
+  /** Reuse the data directory (and so the OAuth state file) of an earlier server. */
+  readonly dataDir?: string;
+  /** Reuse an earlier server's schema (a restart). */
+  readonly schema?: string;
+  /** Reuse an earlier server's port (a restart keeps BaseUrl, hence the issuer). */
+  readonly port?: number;
+}
+
+export interface TestServer {
+  readonly url: string;
+  readonly mcpUrl: string;
+  readonly config: Config;
+  readonly service: Service;
+  readonly dataDir: string;
+  readonly schema: string;
+  token(subject: string, options?: { scope?: string; ttlSeconds?: number }): Promise<string>;
+  /** An official MCP SDK client, connected with a bearer token. */
+  client(token: string): Promise<Client>;
+  /** POST /mcp with a JSON body (string bodies are sent as they are). */
+  post(body: unknown, headers?: Record<string, string>): Promise<Response>;
+  /** tools/call over raw HTTP, returning the structuredContent of the result. */
+  call(token: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; structured: Record<string, unknown> }>;
+  /** Stops the server; keeps the data directory and schema when `keepData`. */
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'memory-service-test-'));
+  const schema = options.schema ?? uniqueSchema();
+  const port = options.port ?? (await freePort());
+  let configFile: string | undefined;
+  if (options.iniFile !== undefined) {
+    configFile = join(dataDir, 'application.ini');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(configFile, options.iniFile);
+  }
+  const config = loadConfig({
+    configFile,
+    cwd: dataDir,
+    env: {
+      HOME: dataDir,
+      MEMORY_SERVICE_PORT: String(port),
+      MEMORY_SERVICE_DATA_DIR: dataDir,
+      MEMORY_SERVICE_DATABASE_SCHEMA: schema,
+      ...(options.engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: TEST_DATABASE_URL! } : {}),
+      ...options.env,
+    },
+  });
+  const service = await composeService(config, {
+    embedder: options.embedder ?? sharedLocalEmbedder(),
+    ...(options.engine === 'pglite' ? { pglite: await sharedPGlite() } : {}),
+  });
+  await service.app.listen({ host: config.host, port: config.port });
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(config.resourceUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  let nextId = 1;
+
+  return {
+    url: config.baseUrl,
+    mcpUrl: config.resourceUrl,
+    config,
+    service,
+    dataDir,
+    schema,
+    async token(subject, tokenOptions = {}) {
+      if (service.stateFile === undefined) throw new Error('this server has no built-in authorization server');
+      return issueAccessToken(service.stateFile, {
+        issuer: config.oauth.authorizationServer!,
+        audience: config.oauth.audience,
+        subject,
+        scope: tokenOptions.scope ?? DEFAULT_SCOPE,
+        ttlSeconds: tokenOptions.ttlSeconds ?? 3600,
+      });
+    },
+    async client(token) {
+      const client = new Client({ name: 'memory-service-tests', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(new URL(config.resourceUrl), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
+      await client.connect(transport);
+      return client;
+    },
+    post,
+    async call(token, name, args) {
+      const response = await post(
+        { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } },
+        { authorization: `Bearer ${token}` },
+      );
+      const body = (await response.json()) as { result?: { isError?: boolean; structuredContent: Record<string, unknown> }; error?: unknown };
+      if (body.result === undefined) throw new Error(`tools/call ${name} failed: HTTP ${response.status} ${JSON.stringify(body)}`);
+      return { isError: body.result.isError === true, structured: body.result.structuredContent };
+    },
+    async close(closeOptions = {}) {
+      await service.close();
+      if (closeOptions.keepData === true) return;
+      if (options.engine === 'postgres') await dropSchema(schema);
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load-config.js';
+import { settings } from '../../src/config/settings.js';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'memory-config-'));
+
+describe('loadConfig', () => {
+  it('applies the embedded defaults when there is no file', () => {
+    const cwd = dir();
+    const config = loadConfig({ cwd, env: { HOME: '/home/ada' } });
+    expect(config.configFile).toBeUndefined();
+    expect(config.baseUrl).toBe('http://127.0.0.1:8787');
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.port).toBe(8787);
+    expect(config.dataDir).toBe('/home/ada/.local/share/memory-service');
+    expect(config.database).toEqual({ url: undefined, schema: 'public', dataDir: '/home/ada/.local/share/memory-service/pglite' });
+    expect(config.embedding.provider).toBe('local');
+    expect(config.memory).toEqual({ maxTextChars: 16000, nearDuplicateThreshold: 0.85 });
+    expect(config.oauth).toEqual({
+      authorizationServer: 'http://127.0.0.1:8787',
+      builtIn: true,
+      asIniFile: '/home/ada/.local/share/memory-service/oauth-as.ini',
+      audience: 'http://127.0.0.1:8787/mcp',
+      subjectClaim: 'sub',
+    });
+    expect(Object.isFrozen(config.oauth)).toBe(true);
+  });
+
+  it('follows XDG_DATA_HOME', () => {
+    const config = loadConfig({ cwd: dir(), env: { HOME: '/home/ada', XDG_DATA_HOME: '/data/xdg' } });
+    expect(config.dataDir).toBe('/data/xdg/memory-service');
+  });
+
+  it('reads --config, then MEMORY_SERVICE_CONFIG, then ./application.ini', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'application.ini'), 'Port = 9001\n');
+    writeFileSync(join(cwd, 'other.ini'), 'Port = 9002\n');
+    writeFileSync(join(cwd, 'third.ini'), 'Port = 9003\n');
+    expect(loadConfig({ cwd, env: {} }).port).toBe(9001);
+    expect(loadConfig({ cwd, env: { MEMORY_SERVICE_CONFIG: 'other.ini' } }).port).toBe(9002);
+    expect(loadConfig({ cwd, env: { MEMORY_SERVICE_CONFIG: 'other.ini' }, configFile: 'third.ini' }).port).toBe(9003);
+  });
+
+  it('lets MEMORY_SERVICE_* variables override the file', () => {
+    const cwd = dir();
+    writeFileSync(
+      join(cwd, 'application.ini'),
+      'BaseUrl = https://memory.example.com/\nPort = 9001\nOAuthAuthorizationServer = https://memory.example.com\nMaxTextChars = 100\n',
+    );
+    const config = loadConfig({
+      cwd,
+      env: { MEMORY_SERVICE_PORT: '9100', MEMORY_SERVICE_DATA_DIR: '/srv/mem', MEMORY_SERVICE_DATABASE_URL: 'postgres://u:p@db/x' },
+    });
+    expect(config.port).toBe(9100);
+    expect(config.baseUrl).toBe('https://memory.example.com');
+    expect(config.resourceUrl).toBe('https://memory.example.com/mcp');
+    expect(config.dataDir).toBe('/srv/mem');
+    expect(config.database.url).toBe('postgres://u:p@db/x');
+    expect(config.memory.maxTextChars).toBe(100);
+    expect(config.oauth.builtIn).toBe(true);
+  });
+
+  it('leaves the resource server unconfigured when a file does not name an authorization server', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'application.ini'), 'Port = 9001\n');
+    expect(loadConfig({ cwd, env: {} }).oauth.authorizationServer).toBeUndefined();
+  });
+
+  it('refuses to start listing every bad setting at once', () => {
+    const cwd = dir();
+    writeFileSync(
+      join(cwd, 'application.ini'),
+      'Port = eighty\nMaxTextChars = -1\nEmbeddingProvider = magic\nOAuthAsIniFile = relative/path.ini\nColour = blue\nOpenAIApiKey = sk-nope\n[section]\nx = 1\n',
+    );
+    let error: unknown;
+    try {
+      loadConfig({ cwd, env: { MEMORY_SERVICE_BASE_URL: 'not a url' } });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['Port', 'MaxTextChars', 'EmbeddingProvider', 'OAuthAsIniFile', 'Colour: unknown setting', 'OpenAIApiKey: secrets', 'BaseUrl', '[section]']) {
+      expect(problems).toContain(name);
+    }
+    expect(problems).not.toContain('sk-nope');
+  });
+
+  it('refuses a state file inside the application tree', () => {
+    expect(() =>
+      loadConfig({ cwd: dir(), env: { MEMORY_SERVICE_OAUTH_AS_INI_FILE: '/opt/app/state/oauth.ini' }, appRoot: '/opt/app' }),
+    ).toThrow(/OAuthAsIniFile: must be outside the application tree/);
+  });
+
+  it('takes the OpenAI key only from the environment', () => {
+    const config = loadConfig({ cwd: dir(), env: { OPENAI_API_KEY: 'sk-test', MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai' } });
+    expect(config.embedding.openaiApiKey).toBe('sk-test');
+  });
+
+  it('documents every setting in application.ini.example', () => {
+    const example = readFileSync(new URL('../../application.ini.example', import.meta.url), 'utf8');
+    for (const [name, { env }] of Object.entries(settings)) {
+      if (name === 'DatabaseSchema' || name === 'DataDir' || name === 'OAuthAsIniFile') {
+        expect(example).toMatch(new RegExp(`^;? ?${name} =`, 'm'));
+      } else {
+        expect(example).toMatch(new RegExp(`^${name} =`, 'm'));
+      }
+      expect(example).toContain(env);
+    }
+  });
+});
