@@ -61,7 +61,8 @@ export function describeZodError(error: z.ZodError): string {
       if (issue.code === 'unrecognized_keys') {
         return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
       }
-      return path === '' ? issue.message : `${path}: ${issue.message}`;
+      // Messages that already name their argument (e.g. "tags[1] is empty ...") are kept as they are.
+      return path === '' || issue.message.startsWith(path) ? issue.message : `${path}: ${issue.message}`;
     })
     .join('; ');
 }

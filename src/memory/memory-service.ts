@@ -82,7 +82,8 @@ export class MemoryService {
     try {
       return await this.#options.db.withSubject(subject, work);
     } catch (error) {
-      if (isServiceError(error)) throw error;
+      // Ours, or a programming error: neither is the database's fault.
+      if (isServiceError(error) || error instanceof TypeError || error instanceof ReferenceError) throw error;
       this.#options.onDatabaseError?.(error);
       throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
     }

@@ -2,8 +2,8 @@
  * Whether two near-identical texts state the same fact. Embedding similarity alone cannot tell
  * "the user's blood type is O negative" from "the partner's blood type is A positive", and a wrongly
  * skipped fact is lost data, so `skip_if_near` also requires explicit agreement:
- *  - the same distinguishing tokens: numbers (also spelled out), codes and words with digits, single letters, and
- *    capitalised names (sentence-initial capitals excepted);
+ *  - the same distinguishing tokens: numbers (also spelled out), codes and words with digits, single letters;
+ *  - every capitalised name of one text present in the other (sentence-initial capitals excepted);
  *  - the same polarity (negation words);
  *  - nearly the same content words (Jaccard ≥ 0.8 after stop-word removal and light stemming).
  * Anything less certain is treated as a different fact and inserted.
@@ -27,6 +27,9 @@ const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'n
 
 interface Evidence {
   readonly distinguishing: ReadonlySet<string>;
+  /** Capitalised words; a name must appear (in any case) in the other text too. */
+  readonly names: ReadonlySet<string>;
+  readonly words: ReadonlySet<string>;
   readonly negated: boolean;
   readonly content: ReadonlySet<string>;
 }
@@ -37,6 +40,8 @@ export function sameFact(a: string, b: string): boolean {
   return (
     left.negated === right.negated &&
     setsEqual(left.distinguishing, right.distinguishing) &&
+    isSubset(left.names, right.words) &&
+    isSubset(right.names, left.words) &&
     jaccard(left.content, right.content) >= 0.8
   );
 }
@@ -44,27 +49,34 @@ export function sameFact(a: string, b: string): boolean {
 function evidenceOf(text: string): Evidence {
   const normalised = text.normalize('NFKC');
   const distinguishing = new Set<string>();
+  const names = new Set<string>();
+  const words = new Set<string>();
   const content = new Set<string>();
   let negated = false;
   // Sentences split on terminal punctuation; the first word of each may be capitalised by grammar alone.
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
-    const words = sentence.match(/[\p{L}\p{N}][\p{L}\p{N}'’._-]*/gu) ?? [];
-    words.forEach((raw, index) => {
+    const tokens = sentence.match(/[\p{L}\p{N}][\p{L}\p{N}'’._-]*/gu) ?? [];
+    tokens.forEach((raw, index) => {
       const word = raw.replace(/[’]/g, "'").replace(/[._'-]+$/, '');
       const lower = word.toLowerCase();
       const bare = lower.replace(/'/g, '');
       if (NEGATIONS.has(bare) || /n't$/.test(lower)) negated = true;
       if (/\p{N}/u.test(word) || NUMBER_WORDS.has(lower)) distinguishing.add(lower.replace(/[,]/g, ''));
       else if (word.length === 1 && /\p{L}/u.test(word) && lower !== 'a' && word !== 'I') distinguishing.add(lower);
-      else if (index > 0 && /^\p{Lu}/u.test(word)) distinguishing.add(lower.replace(/'s$/, ''));
+      else if (index > 0 && /^\p{Lu}/u.test(word)) names.add(lower.replace(/'s$/, ''));
+      words.add(lower.replace(/'s$/, ''));
       if (!STOP_WORDS.has(lower) && !NEGATIONS.has(bare)) content.add(stem(lower.replace(/'s$/, '')));
     });
   }
-  return { distinguishing, negated, content };
+  return { distinguishing, names, words, negated, content };
 }
 
 function stem(word: string): string {
   return word.replace(/(ies|ied)$/, 'y').replace(/(ing|ed|es|s)$/, '').replace(/(.)\1$/, '$1');
+}
+
+function isSubset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return [...a].every((item) => b.has(item));
 }
 
 function setsEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -37,7 +37,7 @@ export const tagList = (description: string) =>
       if (tags === null || tags === undefined) return [];
       const result = normalizeTags(tags);
       if (!result.ok) {
-        context.addIssue({ code: 'custom', message: result.message.replace(/^tags:?\s*/, ''), input: tags });
+        context.addIssue({ code: 'custom', message: result.message, input: tags });
         return z.NEVER;
       }
       return result.tags;

@@ -19,7 +19,8 @@ export interface TestServerOptions {
   readonly env?: Record<string, string>;
   /** Settings file contents; when given, the server runs from a file like an operator's. */
   readonly iniFile?: string;
-  readonly embedder?: EmbeddingProvider;
+  /** Default: the file's shared local model; 'from-config' builds the provider the configuration names. */
+  readonly embedder?: EmbeddingProvider | 'from-config';
   /** Reuse the data directory (and so the OAuth state file) of an earlier server. */
   readonly dataDir?: string;
   /** Reuse an earlier server's schema (a restart). */
@@ -42,6 +43,8 @@ export interface TestServer {
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   /** tools/call over raw HTTP, returning the structuredContent of the result. */
   call(token: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; structured: Record<string, unknown> }>;
+  /** Runs SQL as the database owner (outside row-level security) in this server's schema. */
+  admin(statement: string): Promise<void>;
   /** Stops the server; keeps the data directory and schema when `keepData`. */
   close(options?: { keepData?: boolean }): Promise<void>;
 }
@@ -80,7 +83,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     },
   });
   const service = await composeService(config, {
-    embedder: options.embedder ?? sharedLocalEmbedder(),
+    ...(options.embedder === 'from-config' ? {} : { embedder: options.embedder ?? sharedLocalEmbedder() }),
     ...(options.engine === 'pglite' ? { pglite: await sharedPGlite() } : {}),
   });
   await service.app.listen({ host: config.host, port: config.port });
@@ -127,6 +130,19 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       const body = (await response.json()) as { result?: { isError?: boolean; structuredContent: Record<string, unknown> }; error?: unknown };
       if (body.result === undefined) throw new Error(`tools/call ${name} failed: HTTP ${response.status} ${JSON.stringify(body)}`);
       return { isError: body.result.isError === true, structured: body.result.structuredContent };
+    },
+    async admin(statement) {
+      if (options.engine === 'pglite') {
+        await (await sharedPGlite()).exec(`set search_path to "${schema}", public; ${statement}`);
+        return;
+      }
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`set search_path to "${schema}", public; ${statement}`);
+      } finally {
+        await client.end();
+      }
     },
     async close(closeOptions = {}) {
       await service.close();
