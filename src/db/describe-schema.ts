@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
  * A stable, engine-independent text description of the tables in one schema (columns, constraints,
  * indexes, row-level security policies), committed as db/schema.sql so every DDL change shows in review.
  */
-export async function describeSchema(db: Kysely<any>, schema: string): Promise<string> {
+export async function describeSchema(db: Kysely<unknown>, schema: string): Promise<string> {
   const tables = await sql<{ table_name: string; rls: boolean; force_rls: boolean }>`
     select c.relname as table_name, c.relrowsecurity as rls, c.relforcerowsecurity as force_rls
       from pg_class c join pg_namespace n on n.oid = c.relnamespace

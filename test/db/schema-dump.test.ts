@@ -17,8 +17,8 @@ describe.each(engines)('committed schema dump on %s', (engine) => {
     const handle = await openDatabase({ url: engine === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: 512, pglite });
     await handle.close();
     const db = engine === 'postgres'
-      ? new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 }) }) })
-      : new Kysely<any>({ dialect: new PGliteDialect(pglite!) });
+      ? new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 }) }) })
+      : new Kysely<unknown>({ dialect: new PGliteDialect(pglite!) });
     try {
       const dump = await describeSchema(db, schema);
       expect(dump).toBe(readFileSync(COMMITTED, 'utf8'));
