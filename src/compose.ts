@@ -31,14 +31,10 @@ export interface ComposeOptions {
 
 /** The composition root: configuration in, a wired application out. */
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
-  const embedder =
-    options.embedder ??
-    createEmbeddingProvider(config.embedding);
+  const embedder = options.embedder ?? createEmbeddingProvider(config.embedding);
   await embedder.ready();
   const db = await openDatabase({
-    url: config.database.url,
-    dataDir: config.database.dataDir,
-    schema: config.database.schema,
+    ...config.database,
     embeddingDimensions: embedder.dimensions,
     pglite: options.pglite,
   });

@@ -9,9 +9,7 @@ export async function migrateCommand(config: Config, io: CommandIO): Promise<num
   // Known models have a known dimension; only an unknown one needs the provider asked.
   if (embedder.dimensions === 0) await embedder.ready();
   const db = await openDatabase({
-    url: config.database.url,
-    dataDir: config.database.dataDir,
-    schema: config.database.schema,
+    ...config.database,
     embeddingDimensions: embedder.dimensions,
   });
   await db.close();

@@ -12,9 +12,7 @@ export async function reembedCommand(config: Config, options: { batchSize: strin
   const embedder = createEmbeddingProvider(config.embedding);
   await embedder.ready();
   const db = await openDatabase({
-    url: config.database.url,
-    dataDir: config.database.dataDir,
-    schema: config.database.schema,
+    ...config.database,
     embeddingDimensions: embedder.dimensions,
   });
   try {
