@@ -1,11 +1,19 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load-config.js';
 import { settings } from '../../src/config/settings.js';
 
-const dir = () => mkdtempSync(join(tmpdir(), 'memory-config-'));
+const dirs: string[] = [];
+const dir = () => {
+  const created = mkdtempSync(join(tmpdir(), 'memory-config-'));
+  dirs.push(created);
+  return created;
+};
+afterAll(() => {
+  for (const created of dirs) rmSync(created, { recursive: true, force: true });
+});
 
 describe('loadConfig', () => {
   it('applies the embedded defaults when there is no file', () => {
