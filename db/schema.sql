@@ -42,7 +42,8 @@ create table tombstones (
   reason text not null,
   replaced_by bigint,
   memory_created_at timestamp with time zone not null,
-  tombstoned_at timestamp with time zone default now() not null
+  tombstoned_at timestamp with time zone default now() not null,
+  note text
 );
   constraint tombstones_memory_id_key UNIQUE (memory_id);
   constraint tombstones_pkey PRIMARY KEY (id);

@@ -1,9 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { resourceMetadataUrl } from './auth/challenge.js';
+import { authorizationServerRoutes, AUTHORIZATION_SERVER_CORS_PATHS, type AuthorizationServerOptions } from './auth/authorization-server/routes.js';
 import type { TokenVerifier } from './auth/token-verifier.js';
 import type { Config } from './config/load-config.js';
+import { registerCors } from './http/cors.js';
+import { healthRoutes, type HealthOptions } from './http/health.js';
 import { mcpRoute } from './http/mcp-route.js';
-import { allowedOriginSet } from './http/origin.js';
+import { addHttpMetrics, metricsRoute, type ServiceMetrics } from './http/metrics.js';
+import { allowedOriginSet, loopbackHostCheck } from './http/origin.js';
+import { registerRateLimit, subjectRateLimit } from './http/rate-limit.js';
 import { wellKnownRoutes } from './http/well-known.js';
 import { createDispatcher, type ServerInfo } from './mcp/dispatcher.js';
 import type { Tool } from './mcp/tool.js';
@@ -15,12 +21,20 @@ export interface AppDependencies {
   /** Undefined when no authorization server is configured. */
   readonly verifier: TokenVerifier | undefined;
   readonly logger: Logger;
+  /** The built-in authorization server; present only when it is the configured issuer. */
+  readonly authorizationServer?: AuthorizationServerOptions | undefined;
+  readonly metrics: ServiceMetrics;
+  readonly health: HealthOptions;
 }
+
+/** An incoming X-Request-Id is kept when it is a plain token (so a proxy's id follows the request); else a new one. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 export const INSTRUCTIONS = [
   'This server is a durable memory of facts about the user, kept across conversations.',
   'Call `recall` before answering anything that may depend on what the user told you earlier (preferences, biography, relationships, plans, past decisions).',
   'Call `remember` when the user asks you to remember something, or states a lasting fact about themselves worth keeping; one self-contained fact per call, never secrets.',
+  'When the user says a stored fact is wrong or has changed, call `correct` with its memory_id; `forget` when they ask you to forget it; `confirm` when they reaffirm it; `list_memories` to review what is stored.',
 ].join(' ');
 
 /** Builds the HTTP application; the process concerns (listen, signals) live in cli/serve.ts. */
@@ -28,7 +42,21 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.http.maxBodyBytes,
+    // X-Forwarded-* only from the configured proxies; BaseUrl, not these headers, names the service.
+    trustProxy: config.http.trustProxy.length > 0 ? [...config.http.trustProxy] : false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+    },
   });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  addHttpMetrics(app, deps.metrics);
+  await registerRateLimit(app);
+  await app.register(healthRoutes, deps.health);
+  if (config.metrics.token !== undefined) await app.register(metricsRoute, { metrics: deps.metrics, token: config.metrics.token });
 
   const serverInfo: ServerInfo = {
     name: SERVICE_NAME,
@@ -36,15 +64,23 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     version: SERVICE_VERSION,
     instructions: INSTRUCTIONS,
   };
+  const builtInServer = config.oauth.builtIn ? deps.authorizationServer : undefined;
+  registerCors(app, {
+    allowedOrigins: allowedOriginSet(config.baseUrl, config.http.allowedOrigins),
+    publicPaths: builtInServer === undefined ? [] : AUTHORIZATION_SERVER_CORS_PATHS,
+  });
+  if (builtInServer !== undefined) await app.register(authorizationServerRoutes, builtInServer);
   await app.register(wellKnownRoutes, {
     resourceUrl: config.resourceUrl,
     authorizationServer: config.oauth.authorizationServer,
   });
   await app.register(mcpRoute, {
-    dispatcher: createDispatcher(serverInfo, deps.tools),
+    dispatcher: createDispatcher(serverInfo, deps.tools, deps.metrics.dispatchObserver),
     verifier: deps.verifier,
     resourceMetadata: resourceMetadataUrl(config.baseUrl),
     allowedOrigins: allowedOriginSet(config.baseUrl, config.http.allowedOrigins),
+    hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
+    rateLimit: config.http.rateLimitPerMinute > 0 ? subjectRateLimit(app, config.http.rateLimitPerMinute) : undefined,
     maxBodyBytes: config.http.maxBodyBytes,
   });
   return app;

@@ -1,15 +1,25 @@
 import type { PGlite } from '@electric-sql/pglite';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import type { AuthorizationServerOptions } from './auth/authorization-server/routes.js';
+import { UserStore, usersFilePath } from './auth/authorization-server/user-store.js';
+import { createExternalVerifier } from './auth/external-verifier.js';
 import { localKeyResolver } from './auth/local-keys.js';
 import { SIGNING_ALG, StateFile } from './auth/state-file.js';
 import { createJwtVerifier, type TokenVerifier } from './auth/token-verifier.js';
+import { withVerificationCache } from './auth/verification-cache.js';
 import type { Config } from './config/load-config.js';
 import { openDatabase, type DatabaseHandle } from './db/open-database.js';
 import { createEmbeddingProvider } from './embeddings/create-provider.js';
+import { instrumentProvider } from './embeddings/instrumented-provider.js';
 import type { EmbeddingProvider } from './embeddings/provider.js';
+import { buildMetricsApp, ServiceMetrics } from './http/metrics.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
+import { confirmTool } from './tools/confirm.js';
+import { correctTool } from './tools/correct.js';
+import { forgetTool } from './tools/forget.js';
+import { listMemoriesTool } from './tools/list-memories.js';
 import { recallTool } from './tools/recall.js';
 import { rememberTool } from './tools/remember.js';
 
@@ -19,6 +29,9 @@ export interface Service {
   readonly embedder: EmbeddingProvider;
   readonly memory: MemoryService;
   readonly stateFile: StateFile | undefined;
+  readonly metrics: ServiceMetrics;
+  /** The separate /metrics listener (MetricsPort), for serve to listen on; undefined when not configured. */
+  readonly metricsApp: FastifyInstance | undefined;
   close(): Promise<void>;
 }
 
@@ -31,18 +44,19 @@ export interface ComposeOptions {
 
 /** The composition root: configuration in, a wired application out. */
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
-  const embedder = options.embedder ?? createEmbeddingProvider(config.embedding);
+  const metrics = new ServiceMetrics();
+  const embedder = instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding), metrics);
   await embedder.ready();
   const db = await openDatabase({
     ...config.database,
     embeddingDimensions: embedder.dimensions,
     pglite: options.pglite,
   });
+  metrics.watchPool(() => db.poolStats());
   const stateFile = config.oauth.builtIn ? new StateFile(config.oauth.asIniFile) : undefined;
   if (stateFile !== undefined) await stateFile.current();
-  const verifier = createVerifier(config, stateFile);
-
   const logger = options.logger ?? createLogger('silent');
+  const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
   const memory = new MemoryService({
     db,
     embedder,
@@ -52,10 +66,21 @@ export async function composeService(config: Config, options: ComposeOptions = {
       logger.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'database error'),
   });
   const app = await buildApp(config, {
-    tools: [rememberTool(memory, config.memory.maxTextChars), recallTool(memory)],
+    tools: [
+      rememberTool(memory, config.memory.maxTextChars),
+      recallTool(memory),
+      listMemoriesTool(memory),
+      correctTool(memory, config.memory.maxTextChars),
+      forgetTool(memory),
+      confirmTool(memory),
+    ],
     verifier,
     logger,
+    metrics,
+    health: { database: () => db.ready(), embeddings: () => embedder.ready() },
+    authorizationServer: builtInAuthorizationServer(config, stateFile, logger),
   });
+  const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
 
   return {
     app,
@@ -63,15 +88,29 @@ export async function composeService(config: Config, options: ComposeOptions = {
     embedder,
     memory,
     stateFile,
+    metrics,
+    metricsApp,
     async close() {
-      await app.close();
+      await Promise.all([app.close(), metricsApp?.close()]);
       await db.close();
       await embedder.close();
     },
   };
 }
 
-function createVerifier(config: Config, stateFile: StateFile | undefined): TokenVerifier | undefined {
+function builtInAuthorizationServer(config: Config, stateFile: StateFile | undefined, logger: Logger): AuthorizationServerOptions | undefined {
+  if (!config.oauth.builtIn || stateFile === undefined) return undefined;
+  return {
+    issuer: config.baseUrl,
+    resource: config.resourceUrl,
+    audience: config.oauth.audience,
+    stateFile,
+    users: new UserStore(usersFilePath(config.dataDir)),
+    logger,
+  };
+}
+
+function createVerifier(config: Config, stateFile: StateFile | undefined, logger: Logger): TokenVerifier | undefined {
   const issuer = config.oauth.authorizationServer;
   if (issuer === undefined) return undefined;
   if (stateFile !== undefined) {
@@ -84,5 +123,19 @@ function createVerifier(config: Config, stateFile: StateFile | undefined): Token
       requireAccessTokenType: true,
     });
   }
-  throw new Error('external authorization servers are not wired yet');
+  const external = createExternalVerifier({ issuer, audience: config.oauth.audience, subjectClaim: config.oauth.subjectClaim });
+  // Discovered now so a misconfiguration shows in the log at startup; requests retry it if this fails.
+  external.discover().then(
+    (metadata) => logger.info({ issuer, jwksUri: metadata.jwks_uri }, 'external authorization server discovered'),
+    (error: unknown) => logger.warn({ issuer, err: { message: (error as Error).message } }, 'external authorization server discovery failed; will retry'),
+  );
+  return external;
+}
+
+/** Verdicts reused briefly (see verification-cache.ts); under the built-in server, only while its key is the same. */
+function cachedVerifier(verifier: TokenVerifier | undefined, stateFile: StateFile | undefined): TokenVerifier | undefined {
+  if (verifier === undefined) return undefined;
+  return withVerificationCache(verifier, {
+    ...(stateFile === undefined ? {} : { keyGeneration: async () => (await stateFile.current()).signingKey.kid }),
+  });
 }

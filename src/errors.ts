@@ -22,11 +22,11 @@ export class ServiceError extends Error {
 
 export const invalidInput = (message: string): ServiceError => new ServiceError('INVALID_INPUT', message);
 
-export const secretRejected = (): ServiceError =>
+export const secretRejected = (argument = 'text'): ServiceError =>
   // The message never repeats the text: the whole point is not to echo a secret back.
   new ServiceError(
     'SECRET_REJECTED',
-    'text looks like a secret (API key, token, password or private key) and was not stored; remove the secret and try again',
+    `${argument} looks like a secret (API key, token, password or private key) and was not stored; remove the secret and try again`,
   );
 
 export const embeddingError = (message: string, cause?: unknown): ServiceError =>

@@ -84,6 +84,8 @@ export function createJwtVerifier(options: JwtVerifierOptions): TokenVerifier {
 }
 
 function describeJoseError(error: unknown, audience: string): string {
+  // A key resolver's own refusal (e.g. an unreachable external authorization server) names itself.
+  if (error instanceof TokenError) return error.description;
   if (error instanceof errors.JWTExpired) return 'token expired';
   if (error instanceof errors.JWKSNoMatchingKey) return 'unknown signing key';
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'bad signature';

@@ -7,6 +7,7 @@ import { migrateCommand } from './migrate.js';
 import { reembedCommand } from './reembed.js';
 import { serveCommand } from './serve.js';
 import { tokenIssueCommand } from './token-issue.js';
+import { userCommand, type UserAction } from './user.js';
 
 const USAGE = `Usage: memory-service <command> [options]
 
@@ -16,6 +17,11 @@ Commands:
   token issue --sub SUBJECT    Print a signed access token for SUBJECT (built-in authorization server)
         [--scope "memory:read memory:write"] [--ttl 30d]
   reembed [--batch-size 64]    Re-embed every memory with the configured embedding model
+  user add NAME                Add a user of the built-in authorization server (password from a
+                               prompt, or the first line of standard input)
+  user passwd NAME             Change a user's password (ends their earlier logins)
+  user remove NAME             Remove a user (their memories stay)
+  user list                    List users and their ids (the \`sub\` owning their memories)
 
 Every command takes --config FILE (else $MEMORY_SERVICE_CONFIG, else ./application.ini if present).
 `;
@@ -61,6 +67,11 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
         return await migrateCommand(config(), io);
       case 'token issue':
         return await tokenIssueCommand(config(), { sub: values.sub, scope: values.scope, ttl: values.ttl }, io);
+      case 'user add':
+      case 'user list':
+      case 'user remove':
+      case 'user passwd':
+        return await userCommand(config(), rest[0] as UserAction, rest.slice(1), { ...io, stdin: process.stdin });
       case 'reembed':
         return await reembedCommand(config(), { batchSize: values['batch-size'] }, io);
       default:

@@ -7,6 +7,7 @@ export async function serveCommand(config: Config): Promise<number> {
   const service = await composeService(config, { logger: createLogger(config.logLevel) });
   const { app } = service;
   await app.listen({ host: config.host, port: config.port });
+  if (service.metricsApp !== undefined) await service.metricsApp.listen({ host: config.metrics.host, port: config.metrics.port });
   app.log.info(
     {
       baseUrl: config.baseUrl,

@@ -32,7 +32,21 @@ export interface Config {
     readonly audience: string;
     readonly subjectClaim: string;
   };
-  readonly http: { readonly allowedOrigins: readonly string[]; readonly maxBodyBytes: number };
+  readonly http: {
+    readonly allowedOrigins: readonly string[];
+    readonly maxBodyBytes: number;
+    /** Requests per minute per subject on /mcp; 0 = no limit. */
+    readonly rateLimitPerMinute: number;
+    /** Addresses/CIDRs whose X-Forwarded-* headers are believed; empty = none. */
+    readonly trustProxy: readonly string[];
+  };
+  readonly metrics: {
+    /** Bearer token for /metrics on the main listener; only ever from the environment. Unset: no /metrics there. */
+    readonly token: string | undefined;
+    /** A separate, unauthenticated listener for /metrics (for a private network); undefined = none. */
+    readonly host: string;
+    readonly port: number | undefined;
+  };
   readonly logLevel: SettingValues['LogLevel'];
 }
 
@@ -103,6 +117,10 @@ export function loadConfig(options: LoadConfigOptions): Config {
   parse('AllowedOrigins', '');
   parse('MaxBodyBytes', String(1024 * 1024));
   parse('LogLevel', 'info');
+  parse('RateLimitPerMinute', '600');
+  parse('TrustProxy', '');
+  parse('MetricsHost', '127.0.0.1');
+  parse('MetricsPort', '');
 
   const asIniFile = values.OAuthAsIniFile;
   if (asIniFile !== undefined && options.appRoot !== undefined && isInside(asIniFile, options.appRoot)) {
@@ -140,7 +158,13 @@ export function loadConfig(options: LoadConfigOptions): Config {
       audience: v.OAuthAudience ?? `${v.BaseUrl}/mcp`,
       subjectClaim: v.OAuthSubjectClaim,
     },
-    http: { allowedOrigins: v.AllowedOrigins, maxBodyBytes: v.MaxBodyBytes },
+    http: {
+      allowedOrigins: v.AllowedOrigins,
+      maxBodyBytes: v.MaxBodyBytes,
+      rateLimitPerMinute: v.RateLimitPerMinute,
+      trustProxy: v.TrustProxy,
+    },
+    metrics: { token: nonEmpty(options.env.MEMORY_SERVICE_METRICS_TOKEN), host: v.MetricsHost, port: v.MetricsPort },
     logLevel: v.LogLevel,
   });
 }
@@ -159,8 +183,8 @@ function readSettingsFile(file: string, problems: string[]): Partial<Record<Sett
   for (const [key, value] of Object.entries(parsed)) {
     if (typeof value === 'object' && value !== null) {
       problems.push(`[${key}]: sections are not supported; settings are top-level keys`);
-    } else if (key === 'OpenAIApiKey' || /secret|api.?key|password/i.test(key)) {
-      problems.push(`${key}: secrets are read only from the environment (OPENAI_API_KEY), never from the file`);
+    } else if (!known.has(key) && /secret|api.?key|password|token/i.test(key)) {
+      problems.push(`${key}: secrets are read only from the environment (OPENAI_API_KEY, MEMORY_SERVICE_METRICS_TOKEN), never from the file`);
     } else if (!known.has(key)) {
       problems.push(`${key}: unknown setting`);
     } else {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -28,6 +29,15 @@ const absolutePath = z
   .string()
   .trim()
   .refine((value) => value.startsWith('/'), 'must be an absolute path');
+
+/** An IPv4/IPv6 address, optionally with a /prefix, or a named range (what Fastify's trustProxy accepts). */
+function isAddressOrCidr(value: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(value)) return true;
+  const [address = '', prefix, ...rest] = value.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
 
 const list = z
   .string()
@@ -70,6 +80,16 @@ export const settings = {
   LogLevel: {
     env: 'MEMORY_SERVICE_LOG_LEVEL',
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  },
+  RateLimitPerMinute: { env: 'MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE', schema: integer(0, 1_000_000) },
+  TrustProxy: {
+    env: 'MEMORY_SERVICE_TRUST_PROXY',
+    schema: list.pipe(z.array(z.string().refine(isAddressOrCidr, 'must list IP addresses, CIDR ranges or loopback/linklocal/uniquelocal'))),
+  },
+  MetricsHost: { env: 'MEMORY_SERVICE_METRICS_HOST', schema: z.string().trim().min(1, 'must not be empty') },
+  MetricsPort: {
+    env: 'MEMORY_SERVICE_METRICS_PORT',
+    schema: z.union([z.literal('').transform(() => undefined), integer(1, 65535)]),
   },
 } as const;
 

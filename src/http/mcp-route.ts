@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { bearerChallenge } from '../auth/challenge.js';
 import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/token-verifier.js';
 import { InsufficientScopeError, type Dispatcher } from '../mcp/dispatcher.js';
-import { errorResponse, JsonRpcError, parseMessage, RPC } from '../mcp/jsonrpc.js';
-import { originAllowed } from './origin.js';
+import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage } from '../mcp/jsonrpc.js';
+import { originAllowed, type HostCheck } from './origin.js';
 
 export const UNCONFIGURED_MESSAGE = 'OAuth resource-server is not configured.';
 
@@ -13,6 +13,10 @@ export interface McpRouteOptions {
   readonly verifier: TokenVerifier | undefined;
   readonly resourceMetadata: string;
   readonly allowedOrigins: ReadonlySet<string>;
+  /** DNS-rebinding protection on a loopback listener; undefined = no Host check. */
+  readonly hostAllowed?: HostCheck | undefined;
+  /** Runs after authentication (so it can count per subject); undefined = no limit. */
+  readonly rateLimit?: onRequestAsyncHookHandler | undefined;
   readonly maxBodyBytes: number;
 }
 
@@ -45,6 +49,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
   });
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (options.hostAllowed !== undefined && !options.hostAllowed(request.headers.host, request.socket.localPort)) {
+      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Host not allowed')) as unknown as void;
+    }
     if (!originAllowed(request.headers.origin, options.allowedOrigins)) {
       return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Origin not allowed')) as unknown as void;
     }
@@ -69,14 +76,15 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     }
   };
 
-  app.post('/mcp', { onRequest: authenticate }, async (request, reply) => {
+  const onRequest = options.rateLimit === undefined ? [authenticate] : [authenticate, options.rateLimit];
+  app.post('/mcp', { onRequest }, async (request, reply) => {
     const auth = request.auth!;
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
     if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
     if (message.kind === 'no-reply') return reply.code(202).send();
     try {
       const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes });
-      return reply.code(200).send(response);
+      return reply.code(200).type('application/json; charset=utf-8').send(serializeMessage(response));
     } catch (error) {
       if (!(error instanceof InsufficientScopeError)) throw error;
       reply.header(

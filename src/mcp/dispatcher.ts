@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorResponse, JsonRpcError, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
+import { errorResponse, JsonRpcError, PreSerialized, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
 import { describeZodError, listTool, type ListedTool, type Tool, type ToolContext } from './tool.js';
 import { toolFailure, toolFailureFrom, toolSuccess, type ToolResult } from './tool-result.js';
 
@@ -28,7 +28,9 @@ export interface Dispatcher {
 }
 
 export interface DispatchObserver {
-  /** Called once per tools/call with the outcome: 'ok', a tool error code, or 'protocol_error'. */
+  /** Called once per request with its method and whether the response is a result or a JSON-RPC error. */
+  onRequest?(method: string, outcome: 'ok' | 'error', seconds: number): void;
+  /** Called once per call of a known tool with the outcome: 'ok', a tool error code, or 'internal_error'. */
   onToolCall?(tool: string, outcome: string, seconds: number): void;
 }
 
@@ -40,6 +42,7 @@ const callParams = z.object({
 export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[], observer: DispatchObserver = {}): Dispatcher {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listed: ListedTool[] = tools.map(listTool);
+  const listResult = new PreSerialized({ tools: listed });
 
   const methods: Record<string, (params: Record<string, unknown>, context: ToolContext) => Promise<unknown>> = {
     async initialize(params) {
@@ -56,7 +59,7 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       return {};
     },
     async 'tools/list'() {
-      return { tools: listed };
+      return listResult;
     },
     async 'tools/call'(params, context) {
       const parsed = callParams.safeParse(params);
@@ -65,24 +68,40 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       if (tool === undefined) throw new JsonRpcError(RPC.invalidParams, `Unknown tool: ${parsed.data.name}`);
       if (!context.scopes.includes(tool.scope)) throw new InsufficientScopeError(tool.scope);
       const started = performance.now();
-      const result = await callTool(tool, parsed.data.arguments ?? {}, context);
-      const outcome = result.isError ? String((result.structuredContent.error as { code: string }).code) : 'ok';
-      observer.onToolCall?.(tool.name, outcome, (performance.now() - started) / 1000);
-      return result;
+      let outcome = 'internal_error';
+      try {
+        const result = await callTool(tool, parsed.data.arguments ?? {}, context);
+        outcome = result.isError ? String((result.structuredContent.error as { code: string }).code) : 'ok';
+        return result;
+      } finally {
+        observer.onToolCall?.(tool.name, outcome, (performance.now() - started) / 1000);
+      }
     },
+  };
+
+  const dispatch = async (request: JsonRpcRequest, context: ToolContext): Promise<OutgoingMessage> => {
+    const method = Object.hasOwn(methods, request.method) ? methods[request.method] : undefined;
+    if (method === undefined) {
+      return errorResponse(request.id, new JsonRpcError(RPC.methodNotFound, `Method not found: ${request.method}`));
+    }
+    try {
+      return { jsonrpc: '2.0', id: request.id, result: await method(request.params, context) };
+    } catch (error) {
+      if (error instanceof JsonRpcError) return errorResponse(request.id, error);
+      throw error;
+    }
   };
 
   return {
     async handle(request, context) {
-      const method = Object.hasOwn(methods, request.method) ? methods[request.method] : undefined;
-      if (method === undefined) {
-        return errorResponse(request.id, new JsonRpcError(RPC.methodNotFound, `Method not found: ${request.method}`));
-      }
+      const started = performance.now();
+      let outcome: 'ok' | 'error' = 'error';
       try {
-        return { jsonrpc: '2.0', id: request.id, result: await method(request.params, context) };
-      } catch (error) {
-        if (error instanceof JsonRpcError) return errorResponse(request.id, error);
-        throw error;
+        const response = await dispatch(request, context);
+        if ('result' in response) outcome = 'ok';
+        return response;
+      } finally {
+        observer.onRequest?.(request.method, outcome, (performance.now() - started) / 1000);
       }
     },
   };

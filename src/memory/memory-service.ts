@@ -1,16 +1,35 @@
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { databaseError, isServiceError, secretRejected } from '../errors.js';
+import { databaseError, isServiceError, notFound, secretRejected } from '../errors.js';
+import { encodeCursor } from './list-cursor.js';
+import { listPage } from './list-repository.js';
+import { fitToBudget, toView } from './memory-view.js';
+import { fuseRankings } from './rank-fusion.js';
+import { fetchMemories, textRanking, vectorRanking, type VectorPlan } from './recall-repository.js';
 import {
+  confirmMemory,
+  deleteMemory,
   findNearMemories,
   findNearTombstones,
   insertMemory,
+  insertTombstone,
   lockSubjectForWrite,
   type StoredVector,
 } from './repository.js';
 import { sameFact } from './same-fact.js';
 import { looksLikeSecret } from './secrets.js';
-import type { DedupPolicy, NewMemory, RememberOutcome } from './types.js';
+import type {
+  Correction,
+  DedupPolicy,
+  ListOutcome,
+  ListRequest,
+  MemoryFilters,
+  NewMemory,
+  RecallOutcome,
+  RecallRequest,
+  RecallStrategy,
+  RememberOutcome,
+} from './types.js';
 import { toVectorLiteral } from './vector.js';
 
 export interface MemoryServiceOptions {
@@ -19,9 +38,21 @@ export interface MemoryServiceOptions {
   readonly nearDuplicateThreshold: number;
   /** Told about database failures (the cause), so the caller can log them; never given memory text. */
   readonly onDatabaseError?: (error: unknown) => void;
+  /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
+  readonly exactScanLimit?: number;
 }
 
 const NEAR_LIMIT = 5;
+/** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
+const RANKING_DEPTH = 100;
+/**
+ * Fusion constants, measured on LoCoMo (bench/recall-quality.ts): a small k lets the top of each list count,
+ * and the full-text ranking, which finds names, dates and numbers, weighs a little more than the vectors.
+ */
+const RRF_K = 20;
+const VECTOR_WEIGHT = 1;
+const TEXT_WEIGHT = 1.5;
+export const DEFAULT_EXACT_SCAN_LIMIT = 10_000;
 
 export class MemoryService {
   readonly #options: MemoryServiceOptions;
@@ -71,6 +102,122 @@ export class MemoryService {
   }
 
   /**
+   * The subject's memories that best match `query`: vector similarity and full-text rank fused (see
+   * docs in README, "Recall and the memory tools"). `strategy` other than hybrid is for benchmarks.
+   */
+  async recall(subject: string, request: RecallRequest, strategy: RecallStrategy = 'hybrid'): Promise<RecallOutcome & { plan?: VectorPlan }> {
+    const vector = strategy === 'text' ? undefined : await this.embed(request.query);
+    const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
+    return this.inTransaction(subject, 'recalling memories', async (trx) => {
+      const rankings: number[][] = [];
+      const weights: number[] = [];
+      let plan: VectorPlan | undefined;
+      if (vector !== undefined) {
+        const ranked = await vectorRanking(trx, subject, request.filters, vector, RANKING_DEPTH, { exactScanLimit });
+        rankings.push(ranked.ids);
+        weights.push(VECTOR_WEIGHT);
+        plan = ranked.plan;
+      }
+      if (strategy !== 'vector') {
+        rankings.push(await textRanking(trx, subject, request.filters, request.query, RANKING_DEPTH));
+        weights.push(TEXT_WEIGHT);
+      }
+      const fused = fuseRankings(rankings, weights, RRF_K);
+      const top = fused.slice(0, request.limit);
+      const rows = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((row) => [row.id, row]));
+      const ordered = top.flatMap((item) => {
+        const row = rows.get(item.id);
+        return row === undefined ? [] : [{ ...row, score: item.score }];
+      });
+      const { kept, cut } = fitToBudget(ordered, request.maxChars);
+      const memories = kept.map(({ row, truncated }) => ({ ...toView(row, truncated), score: round(row.score) }));
+      const cutBy = cut ? 'max_chars' : fused.length > request.limit ? 'limit' : null;
+      return { ok: true as const, memories, cut_by: cutBy, message: recallMessage(memories.length, cutBy, request.filters), ...(plan === undefined ? {} : { plan }) };
+    });
+  }
+
+  /** One page of the subject's memories, newest first. */
+  async listMemories(subject: string, request: ListRequest): Promise<ListOutcome> {
+    return this.inTransaction(subject, 'listing memories', async (trx) => {
+      const rows = await listPage(trx, subject, request, request.limit + 1);
+      const page = rows.slice(0, request.limit);
+      const { kept, cut } = fitToBudget(page, request.maxChars);
+      const more = cut || rows.length > request.limit;
+      const last = kept.at(-1)?.row;
+      const memories = kept.map(({ row, truncated }) => toView(row, truncated));
+      const nextCursor = more && last !== undefined ? encodeCursor({ createdAt: last.position, id: last.id }) : null;
+      const message =
+        memories.length === 0
+          ? request.cursor === undefined ? 'No memories stored' + (hasFilters(request.filters) ? ' that match these filters' : '') : 'No more memories'
+          : `${memories.length} ${memories.length === 1 ? 'memory' : 'memories'}, newest first` +
+            (nextCursor === null ? '; this is the last page' : `; more follow${cut ? ' (max_chars reached)' : ''}: pass next_cursor as cursor`);
+      return { ok: true, memories, next_cursor: nextCursor, message };
+    });
+  }
+
+  /** Removes a memory from recall, keeping a tombstone (reason forgotten). NOT_FOUND for another subject's id too. */
+  async forget(subject: string, memoryId: number, note: string | undefined): Promise<{ ok: true; memory_id: number; message: string }> {
+    if (note !== undefined && looksLikeSecret(note)) throw secretRejected('reason');
+    return this.inTransaction(subject, 'forgetting the memory', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      const removed = await deleteMemory(trx, subject, memoryId);
+      if (removed === undefined) throw notFound(`memory ${memoryId}`);
+      await insertTombstone(trx, subject, removed, 'forgotten', null, note);
+      return { ok: true, memory_id: memoryId, message: 'Forgotten; it will not be recalled again' };
+    });
+  }
+
+  /**
+   * Stores the corrected fact as a new memory and tombstones the old one (reason corrected, replaced_by the
+   * new id), in one transaction: either both happen or neither.
+   */
+  async correct(
+    subject: string,
+    memoryId: number,
+    correction: Correction,
+  ): Promise<{ ok: true; memory_id: number; replaced_memory_id: number; message: string }> {
+    if (looksLikeSecret(correction.text)) throw secretRejected();
+    if (correction.note !== undefined && looksLikeSecret(correction.note)) throw secretRejected('reason');
+    const vector = await this.embed(correction.text);
+    return this.inTransaction(subject, 'correcting the memory', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      const removed = await deleteMemory(trx, subject, memoryId);
+      if (removed === undefined) throw notFound(`memory ${memoryId}`);
+      const newId = await insertMemory(
+        trx,
+        subject,
+        {
+          text: correction.text,
+          tags: correction.tags ?? removed.tags,
+          importance: correction.importance ?? removed.importance,
+          sourceProvider: correction.sourceProvider,
+          captureMode: correction.captureMode,
+          sessionId: correction.sessionId,
+          expiresAt: correction.expiresAt,
+          lastConfirmedAt: undefined,
+        },
+        vector,
+      );
+      await insertTombstone(trx, subject, removed, 'corrected', newId, correction.note);
+      return {
+        ok: true,
+        memory_id: newId,
+        replaced_memory_id: memoryId,
+        message: `Corrected; memory ${memoryId} was replaced by memory ${newId}`,
+      };
+    });
+  }
+
+  /** Marks a memory as verified now. */
+  async confirm(subject: string, memoryId: number): Promise<{ ok: true; memory_id: number; last_confirmed_at: string; message: string }> {
+    return this.inTransaction(subject, 'confirming the memory', async (trx) => {
+      const confirmed = await confirmMemory(trx, subject, memoryId);
+      if (confirmed === undefined) throw notFound(`memory ${memoryId}`);
+      return { ok: true, memory_id: memoryId, last_confirmed_at: confirmed.toISOString(), message: 'Confirmed as still true' };
+    });
+  }
+
+  /**
    * Runs `work` in one subject-scoped transaction; any database failure becomes DATABASE_ERROR and,
    * the transaction being rolled back, leaves nothing half-done.
    */
@@ -88,4 +235,23 @@ export class MemoryService {
       throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
     }
   }
+}
+
+function round(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}
+
+function hasFilters(filters: MemoryFilters): boolean {
+  return (
+    filters.tags.length > 0 ||
+    [filters.sessionId, filters.captureMode, filters.sourceProvider, filters.createdAfter, filters.createdBefore].some((value) => value !== undefined)
+  );
+}
+
+function recallMessage(count: number, cutBy: RecallOutcome['cut_by'], filters: MemoryFilters): string {
+  if (count === 0) return `No stored memory matches${hasFilters(filters) ? ' with these filters' : ''}`;
+  const found = `${count} ${count === 1 ? 'memory' : 'memories'}, best match first`;
+  if (cutBy === 'limit') return `${found}; more are stored, less relevant (raise limit to see them)`;
+  if (cutBy === 'max_chars') return `${found}; cut short by max_chars (raise it, or narrow the query, to see more)`;
+  return found;
 }

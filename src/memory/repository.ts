@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { NearDuplicate, NewMemory, PreviouslyCorrected } from './types.js';
+import type { NearDuplicate, NewMemory, PreviouslyCorrected, TombstoneReason } from './types.js';
 
 /** All SQL of the write path. Every function runs inside a subject-scoped transaction. */
 type Trx = Transaction<Database>;
@@ -82,7 +82,7 @@ export async function findNearTombstones(
   const similarity = sql<number>`1 - (embedding <=> ${vector.literal}::vector)`;
   const rows = await trx
     .selectFrom('tombstones')
-    .select(['memory_id', 'text', 'reason', 'replaced_by', 'tombstoned_at', similarity.as('similarity')])
+    .select(['memory_id', 'text', 'reason', 'replaced_by', 'note', 'tombstoned_at', similarity.as('similarity')])
     .where('subject', '=', subject)
     .where('embedding_model', '=', vector.model)
     .where(similarity, '>=', minSimilarity)
@@ -94,6 +94,7 @@ export async function findNearTombstones(
     text: row.text,
     reason: row.reason,
     ...(row.replaced_by === null ? {} : { replaced_by: Number(row.replaced_by) }),
+    ...(row.note === null ? {} : { note: row.note }),
     similarity: round(Number(row.similarity)),
     tombstoned_at: row.tombstoned_at.toISOString(),
   }));
@@ -101,4 +102,76 @@ export async function findNearTombstones(
 
 function round(value: number): number {
   return Math.round(value * 10_000) / 10_000;
+}
+
+/** What a tombstone keeps of the memory it replaces. */
+export interface RemovedMemory {
+  readonly id: number;
+  readonly text: string;
+  readonly tags: string[];
+  readonly importance: number;
+  readonly embedding: string;
+  readonly embeddingModel: string;
+  readonly embeddingDimensions: number;
+  readonly createdAt: Date;
+}
+
+/** Deletes one of the subject's memories; undefined when it has no memory with that id. */
+export async function deleteMemory(trx: Trx, subject: string, memoryId: number): Promise<RemovedMemory | undefined> {
+  const row = await trx
+    .deleteFrom('memories')
+    .where('subject', '=', subject)
+    .where('id', '=', memoryId as never)
+    .returning(['id', 'text', 'tags', 'importance', 'embedding', 'embedding_model', 'embedding_dimensions', 'created_at'])
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return {
+    id: Number(row.id),
+    text: row.text,
+    tags: row.tags,
+    importance: Number(row.importance),
+    embedding: row.embedding,
+    embeddingModel: row.embedding_model,
+    embeddingDimensions: row.embedding_dimensions,
+    createdAt: row.created_at,
+  };
+}
+
+/** Records a removed memory, so remember can report it in previously_corrected. */
+export async function insertTombstone(
+  trx: Trx,
+  subject: string,
+  removed: RemovedMemory,
+  reason: TombstoneReason,
+  replacedBy: number | null,
+  note: string | undefined,
+): Promise<void> {
+  await trx
+    .insertInto('tombstones')
+    .values({
+      memory_id: removed.id,
+      subject,
+      text: removed.text,
+      tags: removed.tags,
+      embedding: removed.embedding,
+      embedding_model: removed.embeddingModel,
+      embedding_dimensions: removed.embeddingDimensions,
+      reason,
+      replaced_by: replacedBy,
+      memory_created_at: removed.createdAt,
+      note: note ?? null,
+    })
+    .execute();
+}
+
+/** Sets last_confirmed_at to now; undefined when the subject has no memory with that id. */
+export async function confirmMemory(trx: Trx, subject: string, memoryId: number): Promise<Date | undefined> {
+  const row = await trx
+    .updateTable('memories')
+    .set({ last_confirmed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where('subject', '=', subject)
+    .where('id', '=', memoryId as never)
+    .returning('last_confirmed_at')
+    .executeTakeFirst();
+  return row?.last_confirmed_at;
 }

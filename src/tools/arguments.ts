@@ -29,12 +29,16 @@ export const optionalString = (maxChars: number, description: string) =>
     .transform((value) => value ?? undefined)
     .meta({ description, maxLength: maxChars });
 
-export const tagList = (description: string) =>
+/** Normalised tags; absent or null gives []. */
+export const tagList = (description: string) => optionalTagList(description).transform((tags) => tags ?? []);
+
+/** Normalised tags; absent or null stays undefined (so a caller can tell "no change" from "none"). */
+export const optionalTagList = (description: string) =>
   z
     .array(z.string({ error: typeError('a string') }), { error: typeError('an array of strings') })
     .nullish()
     .transform((tags, context) => {
-      if (tags === null || tags === undefined) return [];
+      if (tags === null || tags === undefined) return undefined;
       const result = normalizeTags(tags);
       if (!result.ok) {
         context.addIssue({ code: 'custom', message: result.message, input: tags });
@@ -53,5 +57,40 @@ export const timestamp = (description: string) =>
     .transform((value) => (value === null || value === undefined ? undefined : new Date(value)))
     .meta({ description });
 
-export const enumOf = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
-  z.enum(values, { error: `must be one of ${values.map((value) => `"${value}"`).join(', ')}` }).meta({ description });
+/** An optional enum; absent or null gives `fallback`. The description sits on the property itself, not inside anyOf. */
+export const optionalEnum = <const T extends readonly [string, ...string[]], F extends T[number] | undefined>(values: T, description: string, fallback: F) =>
+  z
+    .enum(values, { error: `must be one of ${values.map((value) => `"${value}"`).join(', ')}` })
+    .nullish()
+    .transform((value): T[number] | F => value ?? fallback)
+    .meta({ description });
+
+/** 0 to 1; absent or null gives undefined. */
+export const importance = (description: string) =>
+  z
+    .number({ error: 'must be a number from 0 to 1' })
+    .min(0, 'must be from 0 to 1')
+    .max(1, 'must be from 0 to 1')
+    .nullish()
+    .transform((value) => value ?? undefined)
+    .meta({ description });
+
+/** A memory_id as remember, recall and list_memories return it. */
+export const memoryId = (description: string) =>
+  z
+    .number({ error: typeError('an integer') })
+    .int({ error: 'must be an integer' })
+    .min(1, 'must be a positive integer')
+    .max(Number.MAX_SAFE_INTEGER, 'is not a memory_id')
+    .meta({ description });
+
+/** An integer from `min` to `max`; absent or null gives `fallback`. */
+export const boundedInteger = (min: number, max: number, fallback: number, description: string) =>
+  z
+    .number({ error: `must be an integer from ${min} to ${max}` })
+    .int({ error: `must be an integer from ${min} to ${max}` })
+    .min(min, `must be an integer from ${min} to ${max}`)
+    .max(max, `must be an integer from ${min} to ${max}`)
+    .nullish()
+    .transform((value) => value ?? fallback)
+    .meta({ description, default: fallback });

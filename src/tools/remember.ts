@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { invalidInput } from '../errors.js';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
-import { enumOf, optionalString, requiredText, tagList, timestamp } from './arguments.js';
+import { importance, optionalEnum, optionalString, requiredText, tagList, timestamp } from './arguments.js';
 
 /** Allowed clock skew for last_confirmed_at ("now" on the caller's clock may be slightly ahead of ours). */
 const CLOCK_SKEW_MS = 60_000;
@@ -15,26 +15,20 @@ export function rememberInput(maxTextChars: number) {
     ),
     tags: tagList('Short topic labels, e.g. ["health", "allergies"]. Normalised to lowercase.'),
     source_provider: optionalString(200, 'Name of the LLM or client producing this memory, for auditing.'),
-    importance: z
-      .number({ error: 'must be a number from 0 to 1' })
-      .min(0, 'must be from 0 to 1')
-      .max(1, 'must be from 0 to 1')
-      .nullish()
-      .transform((value) => value ?? 0.5)
-      .meta({ description: 'How important the fact is, 0 to 1 (default 0.5). Stored; not used in ranking yet.' }),
-    capture_mode: enumOf(
+    importance: importance('How important the fact is, 0 to 1 (default 0.5). Stored; not used in ranking yet.').transform(
+      (value) => value ?? 0.5,
+    ),
+    capture_mode: optionalEnum(
       ['explicit', 'inferred'],
       '"explicit" when the user asked you to remember this; "inferred" when you decided it is worth keeping.',
-    )
-      .nullish()
-      .transform((value) => value ?? undefined),
+      undefined,
+    ),
     session_id: optionalString(200, 'Opaque identifier of the current conversation, stored as given.'),
-    dedup_policy: enumOf(
+    dedup_policy: optionalEnum(
       ['insert', 'skip_if_near', 'ask'],
       'Near-duplicate handling: "ask" (default) inserts and lists similar memories; "skip_if_near" does not insert when the same fact is already stored and returns its id; "insert" skips the check.',
-    )
-      .nullish()
-      .transform((value) => value ?? 'ask'),
+      'ask',
+    ),
     expires_at: timestamp('When the fact stops being true (ISO 8601 with time zone); recall ignores it afterwards.'),
     last_confirmed_at: timestamp('When the fact was last verified (ISO 8601 with time zone); defaults to now.'),
   });
@@ -53,11 +47,8 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     input: rememberInput(maxTextChars),
     async run(args, context) {
-      const now = Date.now();
-      if (args.expires_at !== undefined && args.expires_at.getTime() <= now) {
-        throw invalidInput('expires_at: must be in the future');
-      }
-      if (args.last_confirmed_at !== undefined && args.last_confirmed_at.getTime() > now + CLOCK_SKEW_MS) {
+      checkExpiresAt(args.expires_at);
+      if (args.last_confirmed_at !== undefined && args.last_confirmed_at.getTime() > Date.now() + CLOCK_SKEW_MS) {
         throw invalidInput('last_confirmed_at: must not be in the future');
       }
       const outcome = await service.remember(
@@ -77,4 +68,9 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
       return { ...outcome };
     },
   });
+}
+
+/** A memory that has already expired would never be recalled: refuse it rather than store it silently. */
+export function checkExpiresAt(expiresAt: Date | undefined): void {
+  if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) throw invalidInput('expires_at: must be in the future');
 }

@@ -10,6 +10,7 @@ import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
 import { composeService, type Service } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/load-config.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+import type { Logger } from '../../src/logger.js';
 import { TEST_DATABASE_URL, uniqueSchema, type Engine } from './engines.js';
 import { sharedLocalEmbedder, sharedPGlite } from './shared.js';
 
@@ -27,6 +28,8 @@ export interface TestServerOptions {
   readonly schema?: string;
   /** Reuse an earlier server's port (a restart keeps BaseUrl, hence the issuer). */
   readonly port?: number;
+  /** Where the service logs (default: silent). */
+  readonly logger?: Logger;
 }
 
 export interface TestServer {
@@ -83,6 +86,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     },
   });
   const service = await composeService(config, {
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.embedder === 'from-config' ? {} : { embedder: options.embedder ?? sharedLocalEmbedder() }),
     ...(options.engine === 'pglite' ? { pglite: await sharedPGlite() } : {}),
   });

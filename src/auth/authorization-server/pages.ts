@@ -1,0 +1,111 @@
+/** Server-rendered sign-in and consent pages: no scripts, no external assets, readable on a phone. */
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2330}
+main{max-width:26rem;margin:8vh auto;padding:1.5rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 4px rgba(0,0,0,.12)}
+h1{font-size:1.35rem;margin:0 0 1rem}
+p{margin:.5rem 0 1rem}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+input[type=text],input[type=password]{width:100%;padding:.7rem;font-size:1rem;border:1px solid #b8bfcc;border-radius:.5rem}
+button{width:100%;padding:.8rem;margin-top:1rem;font-size:1rem;font-weight:600;border:0;border-radius:.5rem;background:#2957d6;color:#fff;cursor:pointer}
+button.secondary{background:#e4e7ee;color:#1d2330}
+ul{padding-left:1.2rem}
+.error{background:#fdecec;color:#8a1f1f;padding:.6rem .8rem;border-radius:.5rem}
+.muted{color:#5b6475;font-size:.9rem;word-break:break-all}
+`;
+
+/** Security headers for every page: no framing (clickjacking), no caching, no referrer leaking the request. */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  // No form-action: the final redirect goes to the client's own callback, which Chrome checks against it.
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body><main>
+${body}
+</main></body>
+</html>
+`;
+}
+
+export interface ClientView {
+  readonly name: string;
+  /** Where the browser goes afterwards: shown so a user can spot a look-alike client. */
+  readonly redirectHost: string;
+}
+
+export function loginPage(options: {
+  readonly action: string;
+  readonly csrf: string;
+  readonly client: ClientView;
+  readonly username?: string;
+  readonly error?: string;
+}): string {
+  return page(
+    'Sign in · memory-service',
+    `<h1>Sign in to memory-service</h1>
+<p><strong>${escapeHtml(options.client.name)}</strong> wants to use your memory.</p>
+<p class="muted">It will return to ${escapeHtml(options.client.redirectHost)}</p>
+${options.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(options.error)}</p>`}
+<form method="post" action="${escapeHtml(options.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
+<label for="username">User name</label>
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(options.username ?? '')}"${options.username ? '' : ' autofocus'}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${options.username ? ' autofocus' : ''}>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+const SCOPE_TEXT: Readonly<Record<string, string>> = {
+  'memory:read': 'Read your memories (recall, list)',
+  'memory:write': 'Add, correct and forget memories',
+};
+
+export function consentPage(options: {
+  readonly action: string;
+  readonly csrf: string;
+  readonly client: ClientView;
+  readonly userName: string;
+  readonly scopes: readonly string[];
+}): string {
+  const items = options.scopes.map((scope) => `<li>${escapeHtml(SCOPE_TEXT[scope] ?? scope)}</li>`).join('\n');
+  return page(
+    'Allow access · memory-service',
+    `<h1>Allow access?</h1>
+<p><strong>${escapeHtml(options.client.name)}</strong> asks to use the memory of <strong>${escapeHtml(options.userName)}</strong>:</p>
+<ul>
+${items}
+</ul>
+<p class="muted">It will return to ${escapeHtml(options.client.redirectHost)}</p>
+<form method="post" action="${escapeHtml(options.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+export function messagePage(title: string, message: string): string {
+  return page(`${title} · memory-service`, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
+}

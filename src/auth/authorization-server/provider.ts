@@ -1,0 +1,189 @@
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Logger } from '../../logger.js';
+import { SCOPES } from '../scopes.js';
+import { SIGNING_ALG, type AuthorizationServerState, type StateFile } from '../state-file.js';
+import { INTERACTION_PATH, ROUTES } from './endpoints.js';
+import { messagePage, PAGE_HEADERS } from './pages.js';
+import { adapterFactory } from './state-adapter.js';
+import type { UserStore } from './user-store.js';
+
+export interface AuthorizationServerSettings {
+  /** BaseUrl: the issuer, and the origin of every endpoint. */
+  readonly issuer: string;
+  /** `<BaseUrl>/mcp`: the only resource indicator accepted (and the default one). */
+  readonly resource: string;
+  /** The `aud` of issued access tokens (OAuthAudience). */
+  readonly audience: string;
+  /** Signs the session and interaction cookies; sessions live in memory, so per process is enough. */
+  readonly cookieKeys: readonly string[];
+}
+
+const ACCESS_TOKEN_TTL = 60 * 60;
+/** Sliding: every rotation starts a new 30 days, so a connector in use never has to log in again. */
+const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60;
+/** The absolute limit of one login: the grant every refresh token of a family hangs on. */
+const GRANT_TTL = 365 * 24 * 60 * 60;
+const SESSION_TTL = 14 * 24 * 60 * 60;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/**
+ * A custom metadata name nobody sends: oidc-provider runs the `extraClientMetadata` validator once per listed
+ * property on every registration, which is where the redirect-URI policy below hooks in.
+ */
+const REDIRECT_POLICY_HOOK = 'memory_service_redirect_policy';
+
+/**
+ * Redirect URIs must be https, or http on a loopback address (desktop clients, the Inspector).
+ * Hosted connectors (claude.ai, chatgpt.com) register https callbacks.
+ */
+export function redirectUriAllowed(uri: string): boolean {
+  const parsed = URL.parse(uri);
+  if (parsed === null || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') return false;
+  if (parsed.protocol === 'https:') return true;
+  return parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname);
+}
+
+/**
+ * oidc-provider for one state-file generation: its signing key is the state file's key, so access tokens are
+ * the same RFC 9068 JWTs that `token issue` makes and the resource server verifies.
+ */
+export function createProvider(
+  settings: AuthorizationServerSettings,
+  state: AuthorizationServerState,
+  stateFile: StateFile,
+  users: UserStore,
+  logger: Logger,
+): Provider {
+  const configuration: Configuration = {
+    adapter: adapterFactory(stateFile, state.generation),
+    jwks: { keys: [{ ...state.signingKey.privateJwk, kid: state.signingKey.kid, alg: SIGNING_ALG, use: 'sig' }] },
+    routes: ROUTES,
+    responseTypes: ['code'],
+    scopes: [...SCOPES],
+    claims: { openid: ['sub'] },
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      // RFC 7591's default: a client that names no method gets a secret (MCP clients register with `none`).
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: SIGNING_ALG,
+    },
+    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      // A client may revoke only its own tokens.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      // Bearer tokens only: the resource server does not check DPoP proofs.
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        // Connectors that send no `resource` get ours; the one they were granted is reused at the token endpoint.
+        defaultResource: () => settings.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator !== settings.resource) {
+            throw new errors.InvalidTarget(`unknown resource; this server only issues tokens for ${settings.resource}`);
+          }
+          return {
+            scope: SCOPES.join(' '),
+            audience: settings.audience,
+            accessTokenTTL: ACCESS_TOKEN_TTL,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: SIGNING_ALG } },
+          };
+        },
+      },
+    },
+    // Refresh tokens without `offline_access`: connectors rarely ask for it and must not log in every hour.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    // Sessions live in memory; tokens must outlive them (and a restart).
+    expiresWithSession: () => false,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL,
+      AuthorizationCode: 120,
+      RefreshToken: REFRESH_TOKEN_TTL,
+      Grant: GRANT_TTL,
+      Session: SESSION_TTL,
+      Interaction: 60 * 60,
+      IdToken: ACCESS_TOKEN_TTL,
+    },
+    extraClientMetadata: {
+      properties: [REDIRECT_POLICY_HOOK],
+      validator: (_ctx, key, _value, metadata) => {
+        if (key !== REDIRECT_POLICY_HOOK) return;
+        const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]) : [];
+        const refused = uris.filter((uri) => typeof uri !== 'string' || !redirectUriAllowed(uri));
+        if (refused.length > 0) {
+          throw new errors.InvalidClientMetadata(
+            `redirect_uris must use https, or http on a loopback address (127.0.0.1, [::1], localhost); refused: ${refused.map(String).join(', ')}`,
+          );
+        }
+      },
+    },
+    findAccount: (ctx, id, token) => {
+      const user = users.findById(id);
+      if (user === undefined) return undefined;
+      // A password change ends every earlier login: refresh tokens and sessions from before it are refused.
+      const authTime = (token as { authTime?: number } | undefined)?.authTime ?? sessionAuthTime(ctx);
+      if (authTime !== undefined && authTime * 1000 < Date.parse(user.passwordChangedAt) - 1000) return undefined;
+      return { accountId: user.id, claims: () => ({ sub: user.id }) };
+    },
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    cookies: { keys: [...settings.cookieKeys] },
+    clientBasedCORS: () => true,
+    renderError: (ctx, out) => {
+      ctx.status = ctx.status >= 400 ? ctx.status : 400;
+      ctx.set(PAGE_HEADERS);
+      ctx.body = messagePage(
+        'Sign-in failed',
+        `${out.error_description ?? out.error}. Go back to the application and connect again.`,
+      );
+    },
+  };
+  const provider = new Provider(settings.issuer, configuration);
+  // Endpoint URLs always derive from BaseUrl (see forceIssuerOrigin), never from a client-supplied Host.
+  provider.proxy = true;
+  provider.on('server_error', (_ctx: unknown, error: Error) => {
+    logger.error({ err: { message: error.message, name: error.name } }, 'authorization server error');
+  });
+  return provider;
+}
+
+function sessionAuthTime(ctx: KoaContextWithOIDC | undefined): number | undefined {
+  try {
+    return ctx?.oidc?.session?.authTime();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rebuilds the provider whenever the state file starts a new generation (deleted or replaced: new keys). */
+export class ProviderHost {
+  readonly #settings: AuthorizationServerSettings;
+  readonly #stateFile: StateFile;
+  readonly #users: UserStore;
+  readonly #logger: Logger;
+  #current: { generation: string; provider: Provider; callback: ReturnType<Provider['callback']> } | undefined;
+
+  constructor(settings: AuthorizationServerSettings, stateFile: StateFile, users: UserStore, logger: Logger) {
+    this.#settings = settings;
+    this.#stateFile = stateFile;
+    this.#users = users;
+    this.#logger = logger;
+  }
+
+  async current(): Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> {
+    const state = await this.#stateFile.current();
+    if (this.#current?.generation !== state.generation) {
+      const provider = createProvider(this.#settings, state, this.#stateFile, this.#users, this.#logger);
+      this.#current = { generation: state.generation, provider, callback: provider.callback() };
+    }
+    return this.#current;
+  }
+}

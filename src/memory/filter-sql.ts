@@ -1,0 +1,26 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { MemoryFilters } from './types.js';
+
+/**
+ * The WHERE conditions shared by recall and list_memories, over unqualified columns of `memories`.
+ * The subject condition is always first: every query is scoped in SQL, row-level security being only
+ * the second line of defence.
+ */
+export function memoryConditions(subject: string, filters: MemoryFilters, options: { includeExpired?: boolean } = {}): RawBuilder<unknown> {
+  const conditions: RawBuilder<unknown>[] = [sql`subject = ${subject}`];
+  if (options.includeExpired !== true) conditions.push(notExpired);
+  if (filters.tags.length > 0) {
+    // Both operators are served by the GIN index on tags.
+    const tags = sql`${[...filters.tags]}::text[]`;
+    conditions.push(filters.tagMatch === 'all' ? sql`tags @> ${tags}` : sql`tags && ${tags}`);
+  }
+  if (filters.sessionId !== undefined) conditions.push(sql`session_id = ${filters.sessionId}`);
+  if (filters.captureMode !== undefined) conditions.push(sql`capture_mode = ${filters.captureMode}`);
+  if (filters.sourceProvider !== undefined) conditions.push(sql`source_provider = ${filters.sourceProvider}`);
+  if (filters.createdAfter !== undefined) conditions.push(sql`created_at >= ${filters.createdAfter.toISOString()}::timestamptz`);
+  if (filters.createdBefore !== undefined) conditions.push(sql`created_at < ${filters.createdBefore.toISOString()}::timestamptz`);
+  return sql.join(conditions, sql` and `);
+}
+
+/** Expiry is enforced in SQL, against the database clock. */
+export const notExpired: RawBuilder<unknown> = sql`(expires_at is null or expires_at > now())`;

@@ -1,0 +1,209 @@
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { memoryConditions, notExpired } from './filter-sql.js';
+import type { StoredVector } from './repository.js';
+import type { MemoryFilters } from './types.js';
+
+/** All SQL of recall. Every function runs inside a subject-scoped transaction. */
+type Trx = Transaction<Database>;
+
+/** pgvector's HNSW indexes vectors of at most 2000 dimensions (see ensureVectorIndex). */
+const MAX_INDEXED_DIMENSIONS = 2000;
+
+export type VectorPlan = 'exact' | 'hnsw';
+
+export interface VectorPlanOptions {
+  /**
+   * Up to this many candidate rows (the subject's rows that pass every filter) are ranked by an exact scan;
+   * beyond it the HNSW index is walked with an iterative scan.
+   */
+  readonly exactScanLimit: number;
+}
+
+/**
+ * Ids of the subject's live memories that pass the filters, nearest to `vector` first (at most `depth`).
+ *
+ * A global approximate index knows nothing of subjects or filters: asked for the k nearest rows it returns
+ * k rows of the whole table and the filter then keeps the few that are the subject's. So a small candidate
+ * set (the usual case: one subject's memories) is ranked exactly, through the subject index; only a large
+ * one uses HNSW, with pgvector's iterative scan so that the index keeps walking until enough rows pass
+ * the filters. If even that comes back short, the exact scan answers.
+ */
+export async function vectorRanking(
+  trx: Trx,
+  subject: string,
+  filters: MemoryFilters,
+  vector: StoredVector,
+  depth: number,
+  options: VectorPlanOptions,
+): Promise<{ ids: number[]; plan: VectorPlan }> {
+  const where = vectorConditions(subject, filters, vector);
+  if (vector.dimensions <= MAX_INDEXED_DIMENSIONS) {
+    const candidates = await countUpTo(trx, where, options.exactScanLimit + 1);
+    if (candidates > options.exactScanLimit) {
+      const ids = await hnswScan(trx, where, vector, depth);
+      if (ids.length >= depth) return { ids, plan: 'hnsw' };
+    }
+  }
+  // Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the planner off
+  // the approximate index: this scan is exact by construction.
+  const { rows } = await sql<{ id: string | number }>`
+    select id from memories where ${where}
+     order by embedding <=> ${vector.literal}::vector, id desc
+     limit ${depth}`.execute(trx);
+  return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+}
+
+/**
+ * The candidate rows of the vector ranking: the filters, plus vectors of the query's own model. The dimension
+ * is a literal so the planner can match the partial index's `embedding_dimensions = N` predicate.
+ */
+export function vectorConditions(subject: string, filters: MemoryFilters, vector: StoredVector): RawBuilder<unknown> {
+  return sql`${memoryConditions(subject, filters)}
+    and embedding_model = ${vector.model} and embedding_dimensions = ${sql.lit(vector.dimensions)}`;
+}
+
+async function countUpTo(trx: Trx, where: RawBuilder<unknown>, cap: number): Promise<number> {
+  const { rows } = await sql<{ n: string | number }>`
+    select count(*) as n from (select 1 from memories where ${where} limit ${cap}) as capped`.execute(trx);
+  return Number(rows[0]?.n ?? 0);
+}
+
+async function hnswScan(trx: Trx, where: RawBuilder<unknown>, vector: StoredVector, depth: number): Promise<number[]> {
+  const { rows: before } = await sql<{ sort: string }>`select current_setting('enable_sort') as sort`.execute(trx);
+  await configureIterativeScan(trx, depth);
+  const { rows } = await hnswQuery(where, vector, depth).execute(trx);
+  // The rest of the transaction (full-text ranking) plans as usual.
+  await sql`select set_config('enable_sort', ${before[0]?.sort ?? 'on'}, true)`.execute(trx);
+  return rows.map((row) => Number(row.id));
+}
+
+/**
+ * Transaction-local settings for the index walk: relaxed_order keeps walking the graph until `depth` rows pass
+ * the filters (or the tuple budget runs out), and hnswQuery's outer ORDER BY restores exact distance order among
+ * what was found. Sorting is discouraged because the count has already shown the candidate set is too large to
+ * sort; the planner's own row estimates know nothing of one subject's share under these filters.
+ */
+export async function configureIterativeScan(trx: Trx, depth: number): Promise<void> {
+  await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                   set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, depth * 2)))}, true),
+                   set_config('hnsw.max_scan_tuples', '100000', true),
+                   set_config('enable_sort', 'off', true)`.execute(trx);
+}
+
+/** Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate. */
+export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number): RawBuilder<{ id: string | number }> {
+  const dims = sql.raw(String(vector.dimensions));
+  return sql<{ id: string | number }>`
+    with nearest as materialized (
+      select id, embedding::vector(${dims}) <=> ${vector.literal}::vector(${dims}) as distance
+        from memories
+       where ${where}
+       order by embedding::vector(${dims}) <=> ${vector.literal}::vector(${dims})
+       limit ${depth})
+    select id from nearest order by distance, id desc`;
+}
+
+/**
+ * A query word found in this many of the searched memories or more is too common to enumerate its matches:
+ * it still adds to the score of memories found through rarer words, but finds none by itself. This keeps the
+ * work bounded (at most about this many rows per query word) for a subject with very many memories; below
+ * this many memories nothing is left out.
+ */
+const COMMON_TERM_ROWS = 1000;
+
+/**
+ * Ids of the subject's live memories that pass the filters and share a word stem with `query`, best first.
+ *
+ * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
+ * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
+ * searched memories (BM25's idf), so a rare name or number outweighs a word that every memory contains.
+ */
+export async function textRanking(trx: Trx, subject: string, filters: MemoryFilters, query: string, depth: number): Promise<number[]> {
+  const searched = memoryConditions(subject, filters);
+  // Lexemes are quoted into tsquery's input syntax, so punctuation in identifiers cannot be read as operators.
+  const { rows } = await sql<{ id: string | number }>`
+    with terms as materialized (
+      select lexeme,
+             ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
+        from unnest(tsvector_to_array(to_tsvector('english', ${query}))) as lexeme),
+    frequencies as materialized (
+      select terms.query,
+             (select count(*) from (select 1 from memories where ${searched} and search_vector @@ terms.query
+                                     limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
+        from terms),
+    selective as materialized (
+      select string_agg(query::text, ' | ')::tsquery as query from frequencies where df < ${COMMON_TERM_ROWS}),
+    candidates as materialized (
+      select id, search_vector from memories
+       where ${searched} and search_vector @@ (select query from selective)),
+    total as materialized (
+      select count(*)::float8 as n from memories where ${searched}),
+    weights as materialized (
+      select frequencies.query, ln(1 + (greatest(total.n, df) - df + 0.5) / (df + 0.5)) as idf
+        from frequencies cross join total
+       where df > 0)
+    select id from candidates
+     order by (select sum(weights.idf * ts_rank(candidates.search_vector, weights.query)) from weights) desc, id desc
+     limit ${depth}`.execute(trx);
+  return rows.map((row) => Number(row.id));
+}
+
+export interface MemoryRow {
+  readonly id: number;
+  /** At most `maxChars` characters of the text. */
+  readonly text: string;
+  readonly textChars: number;
+  readonly tags: string[];
+  readonly importance: number;
+  readonly captureMode: 'explicit' | 'inferred' | null;
+  readonly sourceProvider: string | null;
+  readonly sessionId: string | null;
+  readonly createdAt: Date;
+  readonly lastConfirmedAt: Date;
+  readonly expiresAt: Date | null;
+}
+
+interface RawMemoryRow {
+  id: string | number;
+  text: string;
+  text_chars: number;
+  tags: string[];
+  importance: number;
+  capture_mode: 'explicit' | 'inferred' | null;
+  source_provider: string | null;
+  session_id: string | null;
+  created_at: Date;
+  last_confirmed_at: Date;
+  expires_at: Date | null;
+}
+
+/** The columns a memory is shown with; the text cut to `maxChars` in SQL so a huge text never travels. */
+export const memoryColumns = (maxChars: number) => sql`
+  id, left(text, ${maxChars}) as text, char_length(text) as text_chars, tags, importance, capture_mode,
+  source_provider, session_id, created_at, last_confirmed_at, expires_at`;
+
+export function toMemoryRow(row: RawMemoryRow): MemoryRow {
+  return {
+    id: Number(row.id),
+    text: row.text,
+    textChars: Number(row.text_chars),
+    tags: row.tags,
+    importance: Number(row.importance),
+    captureMode: row.capture_mode,
+    sourceProvider: row.source_provider,
+    sessionId: row.session_id,
+    createdAt: row.created_at,
+    lastConfirmedAt: row.last_confirmed_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** The subject's live memories with the given ids, in no particular order. */
+export async function fetchMemories(trx: Trx, subject: string, ids: readonly number[], maxChars: number): Promise<MemoryRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<RawMemoryRow>`
+    select ${memoryColumns(maxChars)} from memories
+     where subject = ${subject} and id = any(${ids.map(String)}::bigint[]) and ${notExpired}`.execute(trx);
+  return rows.map(toMemoryRow);
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { defineTool, type Tool } from '../mcp/tool.js';
+import type { MemoryService } from '../memory/memory-service.js';
+import { memoryId, optionalString } from './arguments.js';
+
+export const REASON_CHARS = 500;
+
+export function forgetTool(service: MemoryService): Tool {
+  return defineTool({
+    name: 'forget',
+    title: 'Forget a memory',
+    description:
+      'Delete one stored memory so that it is never recalled again: when the user asks you to forget something, or a ' +
+      'stored fact is simply no longer true. Give the memory_id from recall or list_memories. If the fact changed ' +
+      '(new city, new job), use correct instead so the new fact is kept. A note that the fact was forgotten is kept, ' +
+      'so remember can warn if the same fact is stored again.',
+    scope: 'memory:write',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    input: z.strictObject({
+      memory_id: memoryId('The memory to forget.'),
+      reason: optionalString(REASON_CHARS, 'Why it is forgotten, briefly (e.g. "user asked"). Kept with the record; no secrets.'),
+    }),
+    async run(args, context) {
+      return { ...(await service.forget(context.subject, args.memory_id, args.reason)) };
+    },
+  });
+}

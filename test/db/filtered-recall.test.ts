@@ -1,0 +1,196 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/memory/recall-repository.js';
+import type { MemoryFilters } from '../../src/memory/types.js';
+import { toVectorLiteral } from '../../src/memory/vector.js';
+import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
+import { sharedPGlite } from '../helpers/shared.js';
+
+/**
+ * Filtered vector search must return a subject's true nearest memories, however small a share of the table
+ * the subject or the filter is. Checked against an independent exact search computed here in JavaScript.
+ */
+const DIMS = 32;
+const MODEL = 'synthetic';
+const TOPICS = 16;
+const DEPTH = 50;
+/** Low, so that the big subject goes through the HNSW path while the small ones stay exact. */
+const EXACT_SCAN_LIMIT = 500;
+
+/** Deterministic PRNG (mulberry32), so every run builds the same table. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const random = prng(42);
+const gaussian = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+const centroids = Array.from({ length: TOPICS }, () => Array.from({ length: DIMS }, gaussian));
+const near = (topic: number, spread: number) => centroids[topic]!.map((value) => value + spread * gaussian());
+
+interface Row {
+  subject: string;
+  topic: number;
+  tags: string[];
+  vector: number[];
+}
+
+/**
+ * 10,000 rows: "tiny" owns 10 (0.1 %), in topics far from where the queries look; "big" owns 2,000 (20 %), of
+ * which "common" tags half and "rare" tags 1 %; 200 other subjects own the rest.
+ */
+function buildRows(): Row[] {
+  const rows: Row[] = [];
+  for (let i = 0; i < 10; i++) rows.push({ subject: 'tiny', topic: 8 + (i % 8), tags: i % 2 === 0 ? ['even'] : [], vector: near(8 + (i % 8), 0.8) });
+  for (let i = 0; i < 2000; i++) {
+    const tags = [...(i % 2 === 0 ? ['common'] : []), ...(i % 100 === 0 ? ['rare'] : [])];
+    rows.push({ subject: 'big', topic: i % TOPICS, tags, vector: near(i % TOPICS, 0.8) });
+  }
+  for (let i = 0; i < 7990; i++) rows.push({ subject: `other-${i % 200}`, topic: i % TOPICS, tags: ['common'], vector: near(i % TOPICS, 0.8) });
+  return rows;
+}
+
+const noFilters: MemoryFilters = {
+  tags: [],
+  tagMatch: 'any',
+  sessionId: undefined,
+  captureMode: undefined,
+  sourceProvider: undefined,
+  createdAfter: undefined,
+  createdBefore: undefined,
+};
+
+function cosineDistance(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return 1 - dot / Math.sqrt(na * nb);
+}
+
+describe.each(engines)('filtered vector recall against exact search on %s', (engine) => {
+  let db: DatabaseHandle;
+  const rows = buildRows();
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    db = await openDatabase({
+      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+      dataDir: 'memory://',
+      schema: uniqueSchema(),
+      embeddingDimensions: DIMS,
+      pglite: engine === 'pglite' ? await sharedPGlite() : undefined,
+    });
+    for (let start = 0; start < rows.length; start += 1000) {
+      const batch = rows.slice(start, start + 1000);
+      const inserted = await db.withSubject('*', (trx) =>
+        trx
+          .insertInto('memories')
+          .values(
+            batch.map((row, index) => ({
+              subject: row.subject,
+              text: `synthetic memory ${start + index} about topic ${row.topic}`,
+              tags: row.tags,
+              embedding: toVectorLiteral(row.vector),
+              embedding_model: MODEL,
+              embedding_dimensions: DIMS,
+            })),
+          )
+          .returning('id')
+          .execute(),
+      );
+      ids.push(...inserted.map((row) => Number(row.id)));
+    }
+    await db.withSubject('*', (trx) => sql`analyze memories`.execute(trx));
+    // Building the data set maintains an HNSW index row by row: minutes on PGlite on a busy 2-core machine.
+  }, 600_000);
+  afterAll(async () => {
+    if (engine === 'postgres') await db.withSubject('*', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
+    await db.close();
+  });
+
+  /** The true nearest ids, computed here from the generated vectors. */
+  function exact(subject: string, query: readonly number[], keep: (row: Row) => boolean): number[] {
+    return rows
+      .map((row, index) => ({ row, id: ids[index]! }))
+      .filter(({ row }) => row.subject === subject && keep(row))
+      .map(({ row, id }) => ({ id, distance: cosineDistance(row.vector, query) }))
+      .sort((a, b) => a.distance - b.distance || b.id - a.id)
+      .slice(0, DEPTH)
+      .map((item) => item.id);
+  }
+
+  const rank = (subject: string, query: readonly number[], filters: Partial<MemoryFilters>) =>
+    db.withSubject(subject, (trx) =>
+      vectorRanking(trx, subject, { ...noFilters, ...filters }, { literal: toVectorLiteral(query), model: MODEL, dimensions: DIMS }, DEPTH, {
+        exactScanLimit: EXACT_SCAN_LIMIT,
+      }),
+    );
+
+  // Queries in the big subjects' topics 0–7, where the tiny subject has nothing.
+  const queries = Array.from({ length: 4 }, (_, index) => near(index, 0.3));
+
+  it.each([
+    ['a subject owning 0.1 % of the table', 'tiny', {}, () => true],
+    ['a small subject with a tag filter', 'tiny', { tags: ['even'] }, (row: Row) => row.tags.includes('even')],
+    ['a big subject with a rare tag (0.2 % of the table)', 'big', { tags: ['rare'] }, (row: Row) => row.tags.includes('rare')],
+    ['a big subject with tags that must all match', 'big', { tags: ['common', 'rare'], tagMatch: 'all' as const }, (row: Row) => row.tags.includes('rare')],
+  ])('ranks %s exactly', async (_name, subject, filters, keep) => {
+    for (const query of queries) {
+      const result = await rank(subject, query, filters);
+      expect(result.plan).toBe('exact');
+      expect(result.ids).toEqual(exact(subject, query, keep));
+    }
+  });
+
+  it.each([
+    ['a big subject (20 % of the table)', {}, () => true],
+    ['a big subject with a tag on half its rows (10 % of the table)', { tags: ['common'] }, (row: Row) => row.tags.includes('common')],
+  ])('walks the HNSW index for %s until enough rows pass, finding the true neighbours', async (_name, filters, keep) => {
+    let found = 0;
+    for (const query of queries) {
+      const result = await rank('big', query, filters);
+      const truth = exact('big', query, keep);
+      expect(result.plan).toBe('hnsw');
+      expect(result.ids).toHaveLength(DEPTH);
+      found += result.ids.filter((id) => truth.includes(id)).length;
+    }
+    expect(found / (queries.length * DEPTH)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('reaches the HNSW index on that path', async () => {
+    const vector = { literal: toVectorLiteral(queries[0]!), model: MODEL, dimensions: DIMS };
+    const plan = await db.withSubject('big', async (trx) => {
+      await configureIterativeScan(trx, DEPTH);
+      const query = hnswQuery(vectorConditions('big', noFilters, vector), vector, DEPTH).compile(trx);
+      const { rows: lines } = await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain ${query.sql}` });
+      return lines.map((line) => line['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toMatch(new RegExp(`Index Scan using memories_embedding_hnsw_${DIMS}`));
+  });
+
+  it('would return leftovers from a plain global index scan (why the plan above exists)', async () => {
+    const query = queries[0]!;
+    const leftovers = await db.withSubject('*', async (trx) => {
+      await sql`select set_config('hnsw.iterative_scan', 'off', true)`.execute(trx);
+      const { rows: found } = await sql<{ subject: string }>`
+        select subject from memories where embedding_dimensions = ${DIMS}
+         order by embedding::vector(${sql.raw(String(DIMS))}) <=> ${toVectorLiteral(query)}::vector(${sql.raw(String(DIMS))})
+         limit ${DEPTH}`.execute(trx);
+      return found.filter((row) => row.subject === 'tiny').length;
+    });
+    expect(leftovers).toBeLessThan(DEPTH / 10);
+    expect((await rank('tiny', query, {})).ids).toHaveLength(10);
+  });
+});

@@ -1,0 +1,91 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider, { type JWK } from 'oidc-provider';
+
+/**
+ * A second, real authorization server on its own loopback port (oidc-provider, as Keycloak or Auth0 would
+ * be): client-credentials tokens as RFC 9068 JWTs for whatever resource is asked, signed with ES384 keys
+ * that `rotate()` replaces without changing the address.
+ */
+export interface ExternalIssuer {
+  readonly issuer: string;
+  /** GET /jwks requests served so far. */
+  readonly jwksFetches: number;
+  token(options?: { resource?: string; scope?: string }): Promise<string>;
+  /** A new signing key becomes current; the old one stays published for tokens already out. */
+  rotate(): void;
+  close(): Promise<void>;
+}
+
+const CLIENT = { client_id: 'robot', client_secret: 'robot-secret-robot-secret-robot-secret' };
+
+export async function startExternalIssuer(options: { defaultResource: string }): Promise<ExternalIssuer> {
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let jwksFetches = 0;
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/jwks') === true) jwksFetches += 1;
+    handler!(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const keys: JWK[] = [];
+  const rotate = () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+    keys.unshift({ ...(privateKey.export({ format: 'jwk' }) as JWK), kid: randomUUID(), alg: 'ES384', use: 'sig' });
+    const provider = new Provider(issuer, {
+      jwks: { keys: [...keys] },
+      clients: [{ ...CLIENT, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES384' }],
+      enabledJWA: { idTokenSigningAlgValues: ['ES384'] },
+      scopes: ['memory:read', 'memory:write'],
+      features: {
+        clientCredentials: { enabled: true },
+        devInteractions: { enabled: false },
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: () => options.defaultResource,
+          getResourceServerInfo: (_ctx, resource) => ({
+            scope: 'memory:read memory:write',
+            audience: resource,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 600,
+            jwt: { sign: { alg: 'ES384' } },
+          }),
+        },
+      },
+      extraTokenClaims: () => ({ email: 'robot@example.test' }),
+      ttl: { ClientCredentials: 600 },
+    });
+    handler = provider.callback();
+  };
+  rotate();
+
+  return {
+    issuer,
+    get jwksFetches() {
+      return jwksFetches;
+    },
+    async token(request = {}) {
+      const body = new URLSearchParams({ grant_type: 'client_credentials', scope: request.scope ?? 'memory:read memory:write' });
+      if (request.resource !== undefined) body.set('resource', request.resource);
+      const response = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}`,
+        },
+        body,
+      });
+      const json = (await response.json()) as { access_token?: string };
+      if (json.access_token === undefined) throw new Error(`external issuer refused: ${JSON.stringify(json)}`);
+      return json.access_token;
+    },
+    rotate,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

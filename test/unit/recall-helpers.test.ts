@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { decodeCursor, encodeCursor } from '../../src/memory/list-cursor.js';
+import { fitToBudget } from '../../src/memory/memory-view.js';
+import { fuseRankings } from '../../src/memory/rank-fusion.js';
+import type { MemoryRow } from '../../src/memory/recall-repository.js';
+
+describe('fuseRankings', () => {
+  it('scores 1 for an id ranked first everywhere, and sums weighted reciprocal ranks', () => {
+    const fused = fuseRankings([[1, 2, 3], [1, 3]], [1, 2], 20);
+    expect(fused.map((item) => item.id)).toEqual([1, 3, 2]);
+    expect(fused[0]!.score).toBe(1);
+    const best = 1 / 21 + 2 / 21;
+    expect(fused[1]!.score).toBeCloseTo((1 / 23 + 2 / 22) / best, 12);
+    expect(fused[2]!.score).toBeCloseTo(1 / 22 / best, 12);
+  });
+
+  it('lets the heavier ranking win a disagreement, and breaks exact ties by the newer id', () => {
+    expect(fuseRankings([[5], [6]], [1, 1.5], 20).map((item) => item.id)).toEqual([6, 5]);
+    expect(fuseRankings([[5], [6]], [1, 1], 20).map((item) => item.id)).toEqual([6, 5]);
+  });
+
+  it('handles empty and single rankings', () => {
+    expect(fuseRankings([[], []], [1, 1], 20)).toEqual([]);
+    expect(fuseRankings([[9, 8]], [1], 20).map((item) => item.id)).toEqual([9, 8]);
+    expect(() => fuseRankings([[1]], [1, 2], 20)).toThrow(RangeError);
+  });
+});
+
+describe('list cursor', () => {
+  it('round-trips a position', () => {
+    const cursor = { createdAt: '2025-03-04T05:06:07.123456Z', id: 42 };
+    expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['not base64 JSON', '%%%'],
+    ['a JSON object', Buffer.from('{"createdAt":"x","id":1}').toString('base64url')],
+    ['milliseconds only', Buffer.from(JSON.stringify(['2025-03-04T05:06:07.123Z', 1])).toString('base64url')],
+    ['an impossible date', Buffer.from(JSON.stringify(['2025-02-30T05:06:07.123456Z', 1])).toString('base64url')],
+    ['an id of zero', Buffer.from(JSON.stringify(['2025-03-04T05:06:07.123456Z', 0])).toString('base64url')],
+    ['an unsafe id', Buffer.from(JSON.stringify(['2025-03-04T05:06:07.123456Z', 2 ** 60])).toString('base64url')],
+    ['an id as a string', Buffer.from(JSON.stringify(['2025-03-04T05:06:07.123456Z', '1'])).toString('base64url')],
+  ])('rejects %s', (_name, text) => {
+    expect(decodeCursor(text)).toBeUndefined();
+  });
+});
+
+describe('fitToBudget', () => {
+  const row = (id: number, chars: number): MemoryRow => ({
+    id,
+    text: 'x'.repeat(Math.min(chars, 50)),
+    textChars: chars,
+    tags: [],
+    importance: 0.5,
+    captureMode: null,
+    sourceProvider: null,
+    sessionId: null,
+    createdAt: new Date(0),
+    lastConfirmedAt: new Date(0),
+    expiresAt: null,
+  });
+
+  it('keeps rows in order while they fit, and never skips ahead', () => {
+    const { kept, cut } = fitToBudget([row(1, 20), row(2, 20), row(3, 30), row(4, 5)], 50);
+    expect(kept.map((item) => item.row.id)).toEqual([1, 2]);
+    expect(cut).toBe(true);
+  });
+
+  it('fills the budget exactly without cutting', () => {
+    const { kept, cut } = fitToBudget([row(1, 25), row(2, 25)], 50);
+    expect(kept.map((item) => [item.row.id, item.truncated])).toEqual([[1, false], [2, false]]);
+    expect(cut).toBe(false);
+  });
+
+  it('returns an oversized first row truncated rather than nothing', () => {
+    const { kept, cut } = fitToBudget([row(1, 500), row(2, 5)], 50);
+    expect(kept.map((item) => [item.row.id, item.truncated])).toEqual([[1, true]]);
+    expect(cut).toBe(true);
+  });
+});
