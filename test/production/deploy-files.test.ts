@@ -134,7 +134,7 @@ describe('Dockerfile', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     try {
       let ready: Response | undefined;
-      for (let i = 0; i < 450 && child.exitCode === null; i++) {
+      for (let i = 0; i < 750 && child.exitCode === null; i++) {
         ready = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
         if (ready?.status === 200) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -148,7 +148,7 @@ describe('Dockerfile', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       rmSync(volumeRoot, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 });
 
 describe('docker-compose.yml', () => {
