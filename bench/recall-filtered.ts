@@ -13,7 +13,7 @@ import type { MemoryFilters } from '../src/memory/types.js';
 import { toVectorLiteral } from '../src/memory/vector.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { seedSubjects } from './lib/seed-subjects.js';
-import { syntheticVector } from './lib/synthetic-embedder.js';
+import { manifoldVector } from './lib/manifold-vectors.js';
 
 const perCase = Number(process.argv[2] ?? 50);
 const DEPTH = 50;
@@ -38,7 +38,7 @@ for (const engine of benchEngines) {
     { subject: 'big', count: 30_000, topic: (i) => i % 50, tags: (i) => [...(i % 2 === 0 ? ['common'] : []), ...(i % 100 === 0 ? ['rare'] : [])] },
     ...Array.from({ length: 324 }, (_, i) => ({ subject: `user-${i}`, count: 200, topic: (j: number) => (i + j) % 50 })),
     { subject: 'user-324', count: 100 },
-  ]);
+  ], manifoldVector);
   console.log(`\n${engine}: seeded in ${seeded.insertSeconds.toFixed(0)} s, HNSW index built in ${seeded.indexSeconds.toFixed(0)} s\n`);
   const db = await openDatabase({
     url: engine === 'postgres' ? BENCH_DATABASE_URL : undefined,
@@ -58,7 +58,7 @@ for (const engine of benchEngines) {
     let plainRows = 0;
     let plainRecall = 0;
     for (let q = 0; q < perCase; q++) {
-      const vector = { literal: toVectorLiteral(syntheticVector(`query about topic ${q % 50} number ${q}`)), model: LOCAL_MODEL_NAME, dimensions: DIMS };
+      const vector = { literal: toVectorLiteral(manifoldVector(`query about topic ${q % 50} number ${q}`)), model: LOCAL_MODEL_NAME, dimensions: DIMS };
       const where = vectorConditions(testCase.subject, testCase.filters, vector);
       const exact = await db.withSubject(testCase.subject, async (trx) => {
         const { rows } = await sql<{ id: string }>`select id from memories where ${where} order by embedding <=> ${vector.literal}::vector, id desc limit ${DEPTH}`.execute(trx);

@@ -34,7 +34,11 @@ const BATCH = 1000;
  * memories with synthetic vectors (see synthetic-embedder.ts). Rows are bulk-inserted without the HNSW index,
  * which is then built in one go, with the same definition as ensureVectorIndex.
  */
-export async function seedSubjects(engine: BenchEngine, groups: readonly SeedGroup[]): Promise<SeededSubjects> {
+export async function seedSubjects(
+  engine: BenchEngine,
+  groups: readonly SeedGroup[],
+  vectorOf: (text: string) => number[] = syntheticVector,
+): Promise<SeededSubjects> {
   const schema = engine === 'postgres' ? `bench_recall_${Date.now().toString(36)}` : 'public';
   const pglite = engine === 'pglite' ? await openPGlite('memory://') : undefined;
   const handle = await openDatabase({ url: engine === 'postgres' ? BENCH_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: LOCAL_MODEL_DIMENSIONS, pglite });
@@ -68,7 +72,7 @@ export async function seedSubjects(engine: BenchEngine, groups: readonly SeedGro
   for (let start = 0; start < rows.length; start += BATCH) {
     const batch = rows.slice(start, start + BATCH).map(({ group, index }) => {
       const text = memoryText(serial++, group.topic?.(index));
-      return { subject: group.subject, text, tags: group.tags?.(index) ?? [], vector: toVectorLiteral(syntheticVector(text)) };
+      return { subject: group.subject, text, tags: group.tags?.(index) ?? [], vector: toVectorLiteral(vectorOf(text)) };
     });
     await query(
       `insert into memories (subject, text, tags, embedding, embedding_model, embedding_dimensions, created_at)

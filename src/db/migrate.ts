@@ -1,12 +1,14 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import * as initial from './migrations/0001_initial.js';
 import * as tombstoneNote from './migrations/0002_tombstone_note.js';
+import * as inlineVectors from './migrations/0003_inline_vectors.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_tombstone_note': tombstoneNote,
+  '0003_inline_vectors': inlineVectors,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -52,7 +52,7 @@ const RANKING_DEPTH = 100;
 const RRF_K = 20;
 const VECTOR_WEIGHT = 1;
 const TEXT_WEIGHT = 1.5;
-export const DEFAULT_EXACT_SCAN_LIMIT = 10_000;
+export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
 export class MemoryService {
   readonly #options: MemoryServiceOptions;

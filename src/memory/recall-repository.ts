@@ -10,6 +10,12 @@ type Trx = Transaction<Database>;
 /** pgvector's HNSW indexes vectors of at most 2000 dimensions (see ensureVectorIndex). */
 const MAX_INDEXED_DIMENSIONS = 2000;
 
+/**
+ * The index walk passes about one row in (candidates / table rows); below this share it would read more than
+ * depth / share index tuples, and the exact scan of the candidates is the cheaper of two slow options.
+ */
+const MIN_INDEX_SHARE = 0.01;
+
 export type VectorPlan = 'exact' | 'hnsw';
 
 export interface VectorPlanOptions {
@@ -26,8 +32,8 @@ export interface VectorPlanOptions {
  * A global approximate index knows nothing of subjects or filters: asked for the k nearest rows it returns
  * k rows of the whole table and the filter then keeps the few that are the subject's. So a small candidate
  * set (the usual case: one subject's memories) is ranked exactly, through the subject index; only a large
- * one uses HNSW, with pgvector's iterative scan so that the index keeps walking until enough rows pass
- * the filters. If even that comes back short, the exact scan answers.
+ * one that is also a fair share of the table uses HNSW, with pgvector's iterative scan so that the index keeps
+ * walking until enough rows pass the filters. If even that comes back short, the exact scan answers.
  */
 export async function vectorRanking(
   trx: Trx,
@@ -38,20 +44,29 @@ export async function vectorRanking(
   options: VectorPlanOptions,
 ): Promise<{ ids: number[]; plan: VectorPlan }> {
   const where = vectorConditions(subject, filters, vector);
-  if (vector.dimensions <= MAX_INDEXED_DIMENSIONS) {
-    const candidates = await countUpTo(trx, where, options.exactScanLimit + 1);
-    if (candidates > options.exactScanLimit) {
-      const ids = await hnswScan(trx, where, vector, depth);
-      if (ids.length >= depth) return { ids, plan: 'hnsw' };
-    }
+  const limit = options.exactScanLimit;
+  // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
+  // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
+  // planner off the approximate index, so the ranking is exact by construction.
+  const { rows } = await sql<{ id: string | number; candidates: string | number }>`
+    select id, candidates from (
+      select id, distance, count(*) over () as candidates from (
+        select id, embedding <=> ${vector.literal}::vector as distance from memories where ${where} limit ${limit + 1}
+      ) as capped
+    ) as counted
+     order by distance, id desc
+     limit ${depth}`.execute(trx);
+  if (rows.length === 0 || Number(rows[0]!.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+
+  if (vector.dimensions <= MAX_INDEXED_DIMENSIONS && (await shareOfTable(trx, limit + 1)) >= MIN_INDEX_SHARE) {
+    const ids = await hnswScan(trx, where, vector, depth);
+    if (ids.length >= depth) return { ids, plan: 'hnsw' };
   }
-  // Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the planner off
-  // the approximate index: this scan is exact by construction.
-  const { rows } = await sql<{ id: string | number }>`
+  const { rows: all } = await sql<{ id: string | number }>`
     select id from memories where ${where}
      order by embedding <=> ${vector.literal}::vector, id desc
      limit ${depth}`.execute(trx);
-  return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+  return { ids: all.map((row) => Number(row.id)), plan: 'exact' };
 }
 
 /**
@@ -63,18 +78,21 @@ export function vectorConditions(subject: string, filters: MemoryFilters, vector
     and embedding_model = ${vector.model} and embedding_dimensions = ${sql.lit(vector.dimensions)}`;
 }
 
-async function countUpTo(trx: Trx, where: RawBuilder<unknown>, cap: number): Promise<number> {
-  const { rows } = await sql<{ n: string | number }>`
-    select count(*) as n from (select 1 from memories where ${where} limit ${cap}) as capped`.execute(trx);
-  return Number(rows[0]?.n ?? 0);
+/** candidates / the table's estimated rows (1 when never analysed, as PGlite without autovacuum may be). */
+async function shareOfTable(trx: Trx, candidates: number): Promise<number> {
+  const { rows } = await sql<{ estimate: number | null }>`
+    select reltuples::float8 as estimate from pg_class where oid = to_regclass('memories')`.execute(trx);
+  const estimate = Number(rows[0]?.estimate ?? -1);
+  return estimate > 0 ? Math.min(1, candidates / estimate) : 1;
 }
 
 async function hnswScan(trx: Trx, where: RawBuilder<unknown>, vector: StoredVector, depth: number): Promise<number[]> {
-  const { rows: before } = await sql<{ sort: string }>`select current_setting('enable_sort') as sort`.execute(trx);
+  const { rows: before } = await sql<{ sort: string; jit: string }>`
+    select current_setting('enable_sort') as sort, current_setting('jit') as jit`.execute(trx);
   await configureIterativeScan(trx, depth);
   const { rows } = await hnswQuery(where, vector, depth).execute(trx);
   // The rest of the transaction (full-text ranking) plans as usual.
-  await sql`select set_config('enable_sort', ${before[0]?.sort ?? 'on'}, true)`.execute(trx);
+  await sql`select set_config('enable_sort', ${before[0]?.sort ?? 'on'}, true), set_config('jit', ${before[0]?.jit ?? 'on'}, true)`.execute(trx);
   return rows.map((row) => Number(row.id));
 }
 
@@ -82,13 +100,15 @@ async function hnswScan(trx: Trx, where: RawBuilder<unknown>, vector: StoredVect
  * Transaction-local settings for the index walk: relaxed_order keeps walking the graph until `depth` rows pass
  * the filters (or the tuple budget runs out), and hnswQuery's outer ORDER BY restores exact distance order among
  * what was found. Sorting is discouraged because the count has already shown the candidate set is too large to
- * sort; the planner's own row estimates know nothing of one subject's share under these filters.
+ * sort; the planner's own row estimates know nothing of one subject's share under these filters. That makes
+ * the plan's cost look huge, which must not trigger JIT compilation (measured: 300 ms for a 17 ms query).
  */
 export async function configureIterativeScan(trx: Trx, depth: number): Promise<void> {
   await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true),
                    set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, depth * 2)))}, true),
                    set_config('hnsw.max_scan_tuples', '100000', true),
-                   set_config('enable_sort', 'off', true)`.execute(trx);
+                   set_config('enable_sort', 'off', true),
+                   set_config('jit', 'off', true)`.execute(trx);
 }
 
 /** Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate. */
@@ -105,10 +125,9 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
 }
 
 /**
- * A query word found in this many of the searched memories or more is too common to enumerate its matches:
- * it still adds to the score of memories found through rarer words, but finds none by itself. This keeps the
- * work bounded (at most about this many rows per query word) for a subject with very many memories; below
- * this many memories nothing is left out.
+ * A query word found in this many of the searched memories or more is too common to pick candidates: it still
+ * adds to the score of memories found through rarer words, but finds none by itself. This bounds the scoring
+ * (about this many rows per query word) for a subject with very many memories; below this many nothing changes.
  */
 const COMMON_TERM_ROWS = 1000;
 
@@ -118,33 +137,37 @@ const COMMON_TERM_ROWS = 1000;
  * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
  * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
  * searched memories (BM25's idf), so a rare name or number outweighs a word that every memory contains.
+ *
+ * Under row-level security `@@` is not leakproof, so PostgreSQL cannot use the GIN index for it: the searched
+ * rows are read once, through the subject index, matching every stem in that one pass; the candidates are then
+ * read again by primary key for scoring.
  */
 export async function textRanking(trx: Trx, subject: string, filters: MemoryFilters, query: string, depth: number): Promise<number[]> {
-  const searched = memoryConditions(subject, filters);
   // Lexemes are quoted into tsquery's input syntax, so punctuation in identifiers cannot be read as operators.
   const { rows } = await sql<{ id: string | number }>`
     with terms as materialized (
       select lexeme,
              ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
         from unnest(tsvector_to_array(to_tsvector('english', ${query}))) as lexeme),
-    frequencies as materialized (
-      select terms.query,
-             (select count(*) from (select 1 from memories where ${searched} and search_vector @@ terms.query
-                                     limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
-        from terms),
-    selective as materialized (
-      select string_agg(query::text, ' | ')::tsquery as query from frequencies where df < ${COMMON_TERM_ROWS}),
-    candidates as materialized (
-      select id, search_vector from memories
-       where ${searched} and search_vector @@ (select query from selective)),
+    scan as materialized (
+      select memories.id, terms.lexeme
+        from memories left join terms on memories.search_vector @@ terms.query
+       where ${memoryConditions(subject, filters)}),
     total as materialized (
-      select count(*)::float8 as n from memories where ${searched}),
+      select count(distinct id)::float8 as n from scan),
     weights as materialized (
-      select frequencies.query, ln(1 + (greatest(total.n, df) - df + 0.5) / (df + 0.5)) as idf
-        from frequencies cross join total
-       where df > 0)
-    select id from candidates
-     order by (select sum(weights.idf * ts_rank(candidates.search_vector, weights.query)) from weights) desc, id desc
+      select terms.lexeme, terms.query, count(scan.id)::float8 as df
+        from terms left join scan on scan.lexeme = terms.lexeme
+       group by terms.lexeme, terms.query),
+    candidates as materialized (
+      select distinct scan.id from scan join weights on weights.lexeme = scan.lexeme
+       where weights.df < ${COMMON_TERM_ROWS})
+    select memories.id
+      from candidates join memories on memories.id = candidates.id and memories.subject = ${subject}
+      cross join total
+     order by (select sum(ln(1 + (total.n - weights.df + 0.5) / (weights.df + 0.5)) * ts_rank(memories.search_vector, weights.query))
+                 from weights where weights.df > 0) desc,
+              memories.id desc
      limit ${depth}`.execute(trx);
   return rows.map((row) => Number(row.id));
 }
