@@ -14,6 +14,7 @@ import { toVectorLiteral } from '../src/memory/vector.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { seedSubjects } from './lib/seed-subjects.js';
 import { manifoldVector } from './lib/manifold-vectors.js';
+import { summarise } from './lib/stats.js';
 
 const perCase = Number(process.argv[2] ?? 50);
 const DEPTH = 50;
@@ -80,10 +81,9 @@ for (const engine of benchEngines) {
       plainRows += plain.length;
       plainRecall += plain.filter((id) => exact.includes(id)).length / exact.length;
     }
-    latencies.sort((a, b) => a - b);
-    const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)]!.toFixed(1);
+    const latency = summarise(latencies, 1);
     console.log(
-      `| ${testCase.name} | ${testCase.rows} | ${[...plans].join('+')} | ${(recall10 / perCase).toFixed(3)} | ${(recall50 / perCase).toFixed(3)} | ${at(0.5)} | ${at(0.95)} | ${(plainRows / perCase).toFixed(1)} | ${(plainRecall / perCase).toFixed(3)} |`,
+      `| ${testCase.name} | ${testCase.rows} | ${[...plans].join('+')} | ${(recall10 / perCase).toFixed(3)} | ${(recall50 / perCase).toFixed(3)} | ${latency.p50.toFixed(1)} | ${latency.p95.toFixed(1)} | ${(plainRows / perCase).toFixed(1)} | ${(plainRecall / perCase).toFixed(3)} |`,
     );
   }
   await db.close();

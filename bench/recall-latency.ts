@@ -8,12 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { issueAccessToken } from '../src/auth/local-keys.js';
-import { DEFAULT_SCOPE } from '../src/auth/scopes.js';
 import { composeService } from '../src/compose.js';
-import { loadConfig } from '../src/config/load-config.js';
 import { createLocalProvider } from '../src/embeddings/local-provider.js';
 import type { EmbeddingProvider } from '../src/embeddings/provider.js';
+import { benchConfig, benchToken } from './lib/bench-config.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { seedSubjects } from './lib/seed-subjects.js';
@@ -42,17 +40,9 @@ for (const engine of benchEngines) {
     const dataDir = mkdtempSync(join(tmpdir(), 'memory-recall-bench-'));
     try {
       for (const [mode, embedder] of embedders) {
-        const config = loadConfig({
-          cwd: dataDir,
-          env: {
-            HOME: dataDir,
-            MEMORY_SERVICE_PORT: '0',
-            MEMORY_SERVICE_BASE_URL: 'http://127.0.0.1:8799',
-            MEMORY_SERVICE_DATA_DIR: dataDir,
-            MEMORY_SERVICE_DATABASE_SCHEMA: seeded.schema,
-            MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0',
-            ...(engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL! } : {}),
-          },
+        const config = benchConfig(dataDir, {
+          MEMORY_SERVICE_DATABASE_SCHEMA: seeded.schema,
+          ...(engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL! } : {}),
         });
         const service = await composeService(config, { embedder, ...(seeded.pglite === undefined ? {} : { pglite: seeded.pglite }) });
         try {
@@ -60,9 +50,7 @@ for (const engine of benchEngines) {
           const url = `${address}/mcp`;
           // One token per subject searched; every request asks as a random subject, as many users would.
           const tokens = await Promise.all(
-            subjects.slice(0, 64).map((subject) =>
-              issueAccessToken(service.stateFile!, { issuer: config.oauth.authorizationServer!, audience: config.oauth.audience, subject, scope: DEFAULT_SCOPE, ttlSeconds: 3600 }),
-            ),
+            subjects.slice(0, 64).map((subject) => benchToken(service.stateFile!, config, subject)),
           );
           const recall = (index: number) => callTool(url, tokens[(index * 2654435761) % tokens.length]!, 'recall', { query: queryText(index), limit: 10 });
           for (let i = 0; i < 20; i++) await recall(i);

@@ -6,12 +6,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { issueAccessToken } from '../src/auth/local-keys.js';
-import { DEFAULT_SCOPE } from '../src/auth/scopes.js';
 import { composeService } from '../src/compose.js';
-import { loadConfig } from '../src/config/load-config.js';
 import { createLocalProvider } from '../src/embeddings/local-provider.js';
 import type { EmbeddingProvider } from '../src/embeddings/provider.js';
+import { benchConfig, benchToken } from './lib/bench-config.js';
 import { benchEngines } from './lib/bench-server.js';
 import { postJson } from './lib/rpc-client.js';
 import { HEAVY_SUBJECT, seededDatabase } from './lib/seed.js';
@@ -43,17 +41,7 @@ for (const engine of benchEngines) {
     close: async () => undefined,
   };
   const dataDir = seeded.env.MEMORY_SERVICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'memory-profile-'));
-  const config = loadConfig({
-    cwd: dataDir,
-    env: {
-      HOME: dataDir,
-      MEMORY_SERVICE_PORT: '0',
-      MEMORY_SERVICE_BASE_URL: 'http://127.0.0.1:8799',
-      MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0',
-      MEMORY_SERVICE_LOG_LEVEL: 'silent',
-      ...seeded.env,
-    },
-  });
+  const config = benchConfig(dataDir, seeded.env);
   const service = await composeService(config, { embedder: timed });
   // Every database round trip of a tool runs inside withSubject: time it from the outside.
   const withSubject = service.db.withSubject.bind(service.db);
@@ -67,14 +55,7 @@ for (const engine of benchEngines) {
   };
   const address = await service.app.listen({ host: '127.0.0.1', port: 0 });
   const url = `${address}/mcp`;
-  const issue = (subject: string) =>
-    issueAccessToken(service.stateFile!, {
-      issuer: config.oauth.authorizationServer!,
-      audience: config.oauth.audience,
-      subject,
-      scope: DEFAULT_SCOPE,
-      ttlSeconds: 3600,
-    });
+  const issue = (subject: string) => benchToken(service.stateFile!, config, subject);
   try {
     const token = await issue(HEAVY_SUBJECT);
     const recall = (index: number) =>

@@ -11,13 +11,13 @@ create table memories (
   session_id text,
   expires_at timestamp with time zone,
   last_confirmed_at timestamp with time zone default now() not null,
-  embedding vector not null,
+  embedding vector not null storage main,
   embedding_model text not null,
   embedding_dimensions integer not null,
   search_vector tsvector generated always as (to_tsvector('english'::regconfig, text)) stored,
   created_at timestamp with time zone default now() not null,
   updated_at timestamp with time zone default now() not null
-);
+) with (toast_tuple_target=8160);
   constraint memories_capture_mode_check CHECK ((capture_mode = ANY (ARRAY['explicit'::text, 'inferred'::text])));
   constraint memories_embedding_dimensions_match CHECK ((vector_dims(embedding) = embedding_dimensions));
   constraint memories_importance_check CHECK (((importance >= (0)::double precision) AND (importance <= (1)::double precision)));
@@ -36,7 +36,7 @@ create table tombstones (
   subject text not null,
   text text not null,
   tags text[] default '{}'::text[] not null,
-  embedding vector not null,
+  embedding vector not null storage main,
   embedding_model text not null,
   embedding_dimensions integer not null,
   reason text not null,
@@ -44,7 +44,7 @@ create table tombstones (
   memory_created_at timestamp with time zone not null,
   tombstoned_at timestamp with time zone default now() not null,
   note text
-);
+) with (toast_tuple_target=8160);
   constraint tombstones_memory_id_key UNIQUE (memory_id);
   constraint tombstones_pkey PRIMARY KEY (id);
   constraint tombstones_reason_check CHECK ((reason = ANY (ARRAY['corrected'::text, 'forgotten'::text])));

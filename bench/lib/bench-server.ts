@@ -1,10 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { issueAccessToken } from '../../src/auth/local-keys.js';
-import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
 import { composeService, type Service } from '../../src/compose.js';
-import { loadConfig } from '../../src/config/load-config.js';
+import { benchConfig, benchToken } from './bench-config.js';
 
 export type BenchEngine = 'pglite' | 'postgres';
 
@@ -24,32 +22,17 @@ export interface BenchServer {
 export async function startBenchServer(engine: BenchEngine, env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'memory-bench-'));
   const schema = `bench_${Date.now().toString(36)}`;
-  const config = loadConfig({
-    cwd: dataDir,
-    env: {
-      HOME: dataDir,
-      MEMORY_SERVICE_PORT: '0',
-      MEMORY_SERVICE_BASE_URL: 'http://127.0.0.1:8799',
-      MEMORY_SERVICE_DATA_DIR: dataDir,
-      MEMORY_SERVICE_DATABASE_SCHEMA: schema,
-      MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0',
-      ...(engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL! } : {}),
-      ...env,
-    },
+  const config = benchConfig(dataDir, {
+    MEMORY_SERVICE_DATABASE_SCHEMA: schema,
+    ...(engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL! } : {}),
+    ...env,
   });
   const service = await composeService(config);
   const address = await service.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     service,
     mcpUrl: `${address}/mcp`,
-    token: (subject) =>
-      issueAccessToken(service.stateFile!, {
-        issuer: config.oauth.authorizationServer!,
-        audience: config.oauth.audience,
-        subject,
-        scope: DEFAULT_SCOPE,
-        ttlSeconds: 3600,
-      }),
+    token: (subject) => benchToken(service.stateFile!, config, subject),
     async close() {
       if (engine === 'postgres') {
         await service.db.withSubject('*', async () => undefined);

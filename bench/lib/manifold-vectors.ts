@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LOCAL_MODEL_DIMENSIONS } from '../../src/embeddings/local-provider.js';
+import { mulberry32 } from '../../test/helpers/prng.js';
 
 /**
  * Synthetic vectors with the structure of real embeddings: points of a 16-dimensional Gaussian mixture (one
@@ -10,15 +11,9 @@ import { LOCAL_MODEL_DIMENSIONS } from '../../src/embeddings/local-provider.js';
 const LATENT = 16;
 const TOPICS = 256;
 
+/** Standard normal (Box-Muller). */
 function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const uniform = mulberry32(seed);
   return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 

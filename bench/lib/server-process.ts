@@ -4,10 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { issueAccessToken } from '../../src/auth/local-keys.js';
-import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
 import { composeService } from '../../src/compose.js';
-import { loadConfig } from '../../src/config/load-config.js';
+import { benchConfig, benchToken } from './bench-config.js';
 import { syntheticEmbedder } from './synthetic-embedder.js';
 
 export interface ServerProcessOptions {
@@ -28,18 +26,7 @@ export type Request =
 
 const options = JSON.parse(process.env.BENCH_SERVER_OPTIONS ?? '{}') as ServerProcessOptions;
 const dataDir = options.env.MEMORY_SERVICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'memory-bench-'));
-const config = loadConfig({
-  cwd: dataDir,
-  env: {
-    HOME: dataDir,
-    MEMORY_SERVICE_PORT: '0',
-    MEMORY_SERVICE_BASE_URL: 'http://127.0.0.1:8799',
-    MEMORY_SERVICE_DATA_DIR: dataDir,
-    MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0',
-    MEMORY_SERVICE_LOG_LEVEL: 'silent',
-    ...options.env,
-  },
-});
+const config = benchConfig(dataDir, options.env);
 const service = await composeService(config, options.embedder === 'synthetic' ? { embedder: syntheticEmbedder() } : {});
 const address = await service.app.listen({ host: '127.0.0.1', port: 0 });
 
@@ -68,13 +55,7 @@ if (options.bare === true) {
 }
 
 function issue(subject: string): Promise<string> {
-  return issueAccessToken(service.stateFile!, {
-    issuer: config.oauth.authorizationServer!,
-    audience: config.oauth.audience,
-    subject,
-    scope: DEFAULT_SCOPE,
-    ttlSeconds: 3600 * 6,
-  });
+  return benchToken(service.stateFile!, config, subject, 3600 * 6);
 }
 
 process.on('message', async (message: Request) => {

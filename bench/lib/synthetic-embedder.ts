@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../../src/embeddings/local-provider.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+import { mulberry32 } from '../../test/helpers/prng.js';
 
 /**
  * Vectors without a model, for measuring everything but the embedding step and for seeding 100k memories
@@ -19,16 +20,10 @@ const TOPIC_OF = new Map(Array.from({ length: TOPICS }, (_, topic) => [name(topi
 const OBJECTS = 600;
 const object = (n: number) => word(4000 - (n % OBJECTS));
 
+/** Uniform in [-0.5, 0.5). */
 function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    // mulberry32
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
-  };
+  const uniform = mulberry32(seed);
+  return () => uniform() - 0.5;
 }
 
 const centroids: number[][] = Array.from({ length: TOPICS }, (_, topic) => {

@@ -4,19 +4,29 @@ import { sql, type Kysely } from 'kysely';
  * A stable, engine-independent text description of the tables in one schema (columns, constraints,
  * indexes, row-level security policies), committed as db/schema.sql so every DDL change shows in review.
  */
+/** pg_attribute.attstorage codes, shown only where a column differs from its type's default. */
+const STORAGE: Record<string, string> = { p: 'plain', e: 'external', m: 'main', x: 'extended' };
+
+/** reloptions come back as a text[], which node-postgres and PGlite may hand over as its literal. */
+function parseOptions(options: string[] | string): string[] {
+  return (Array.isArray(options) ? options : options.replace(/^\{|\}$/g, '').split(',')).sort();
+}
+
 export async function describeSchema(db: Kysely<unknown>, schema: string): Promise<string> {
-  const tables = await sql<{ table_name: string; rls: boolean; force_rls: boolean }>`
-    select c.relname as table_name, c.relrowsecurity as rls, c.relforcerowsecurity as force_rls
+  const tables = await sql<{ table_name: string; rls: boolean; force_rls: boolean; options: string[] | null }>`
+    select c.relname as table_name, c.relrowsecurity as rls, c.relforcerowsecurity as force_rls, c.reloptions as options
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
      where n.nspname = ${schema} and c.relkind = 'r' and c.relname not like 'kysely_%'
      order by c.relname`.execute(db);
   const out: string[] = [];
   for (const table of tables.rows) {
-    const columns = await sql<{ name: string; type: string; not_null: boolean; default_value: string | null; generated: string }>`
+    const columns = await sql<{ name: string; type: string; not_null: boolean; default_value: string | null; generated: string; storage: string | null }>`
       select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as not_null,
              pg_get_expr(d.adbin, d.adrelid) as default_value, a.attgenerated::text as generated,
-             a.attidentity::text as identity
+             a.attidentity::text as identity,
+             case when a.attstorage <> t.typstorage then a.attstorage::text end as storage
         from pg_attribute a
+        join pg_type t on t.oid = a.atttypid
         join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
         left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
        where n.nspname = ${schema} and c.relname = ${table.table_name} and a.attnum > 0 and not a.attisdropped
@@ -31,11 +41,12 @@ export async function describeSchema(db: Kysely<unknown>, schema: string): Promi
           else if (column.generated === 's') parts.push(`generated always as (${column.default_value}) stored`);
           else if (column.default_value !== null) parts.push(`default ${column.default_value}`);
           if (column.not_null) parts.push('not null');
+          if (column.storage !== null) parts.push(`storage ${STORAGE[column.storage] ?? column.storage}`);
           return parts.join(' ');
         })
         .join(',\n'),
     );
-    out.push(');');
+    out.push(table.options === null ? ');' : `) with (${parseOptions(table.options).join(', ')});`);
     const constraints = await sql<{ name: string; definition: string }>`
       select con.conname as name, pg_get_constraintdef(con.oid) as definition
         from pg_constraint con join pg_class c on c.oid = con.conrelid join pg_namespace n on n.oid = c.relnamespace

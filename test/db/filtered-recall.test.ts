@@ -5,6 +5,7 @@ import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } fr
 import type { MemoryFilters } from '../../src/memory/types.js';
 import { toVectorLiteral } from '../../src/memory/vector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
+import { mulberry32 } from '../helpers/prng.js';
 import { sharedPGlite } from '../helpers/shared.js';
 
 /**
@@ -18,19 +19,8 @@ const DEPTH = 50;
 /** Low, so that the big subject goes through the HNSW path while the small ones stay exact. */
 const EXACT_SCAN_LIMIT = 500;
 
-/** Deterministic PRNG (mulberry32), so every run builds the same table. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = prng(42);
+/** Deterministic, so every run builds the same table. */
+const random = mulberry32(42);
 const gaussian = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 const centroids = Array.from({ length: TOPICS }, () => Array.from({ length: DIMS }, gaussian));
 const near = (topic: number, spread: number) => centroids[topic]!.map((value) => value + spread * gaussian());

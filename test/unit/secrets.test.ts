@@ -1,21 +1,12 @@
 import { describe, it, expect } from 'vitest';
 import { looksLikeSecret } from '../../src/memory/secrets.js';
+import { mulberry32 } from '../helpers/prng.js';
 
 /*
  * Every "key" below is fake. Random-looking bodies come from a seeded PRNG so that the corpus is
  * deterministic, looks like the real formats, and no literal provider key sits in the source.
  */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(0x5eed);
+const random = mulberry32(0x5eed);
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const DIGITS = '0123456789';
