@@ -24,11 +24,23 @@ create table memories (
   constraint memories_pkey PRIMARY KEY (id);
   CREATE INDEX memories_embedding_hnsw_512 ON memories USING hnsw (((embedding)::vector(512)) vector_cosine_ops) WHERE (embedding_dimensions = 512);
   CREATE UNIQUE INDEX memories_pkey ON memories USING btree (id);
-  CREATE INDEX memories_search_vector_idx ON memories USING gin (search_vector);
   CREATE INDEX memories_subject_created_idx ON memories USING btree (subject, created_at DESC, id DESC);
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
+  CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   row level security enabled, forced;
   policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
+
+create table memory_terms (
+  subject text not null,
+  lexeme text not null,
+  memory_id bigint not null
+);
+  constraint memory_terms_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES memories(id) ON DELETE CASCADE;
+  constraint memory_terms_pkey PRIMARY KEY (subject, lexeme, memory_id);
+  CREATE INDEX memory_terms_memory_idx ON memory_terms USING btree (memory_id);
+  CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id);
+  row level security enabled, forced;
+  policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
 
 create table tombstones (
   id bigint generated always as identity not null,

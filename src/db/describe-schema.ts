@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * A stable, engine-independent text description of the tables in one schema (columns, constraints,
- * indexes, row-level security policies), committed as db/schema.sql so every DDL change shows in review.
+ * indexes, triggers, row-level security policies), committed as db/schema.sql so every DDL change shows in review.
  */
 /** pg_attribute.attstorage codes, shown only where a column differs from its type's default. */
 const STORAGE: Record<string, string> = { p: 'plain', e: 'external', m: 'main', x: 'extended' };
@@ -52,11 +52,17 @@ export async function describeSchema(db: Kysely<unknown>, schema: string): Promi
         from pg_constraint con join pg_class c on c.oid = con.conrelid join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = ${schema} and c.relname = ${table.table_name} and con.contype <> 'n'
        order by con.conname`.execute(db);
-    for (const constraint of constraints.rows) out.push(`  constraint ${constraint.name} ${constraint.definition};`);
+    for (const constraint of constraints.rows) out.push(`  constraint ${constraint.name} ${constraint.definition.replaceAll(`${schema}.`, '')};`);
     const indexes = await sql<{ name: string; definition: string }>`
       select indexname as name, indexdef as definition from pg_indexes
        where schemaname = ${schema} and tablename = ${table.table_name} order by indexname`.execute(db);
     for (const index of indexes.rows) out.push(`  ${index.definition.replace(`${schema}.`, '').replace(/ ON ONLY /, ' ON ')};`);
+    const triggers = await sql<{ definition: string }>`
+      select pg_get_triggerdef(t.oid) as definition
+        from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
+       where n.nspname = ${schema} and c.relname = ${table.table_name} and not t.tgisinternal
+       order by t.tgname`.execute(db);
+    for (const trigger of triggers.rows) out.push(`  ${trigger.definition.replaceAll(`${schema}.`, '')};`);
     if (table.rls) out.push(`  row level security enabled${table.force_rls ? ', forced' : ''};`);
     const policies = await sql<{ name: string; command: string; using_expr: string | null; check_expr: string | null }>`
       select policyname as name, cmd as command, qual as using_expr, with_check as check_expr from pg_policies

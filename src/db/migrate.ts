@@ -2,6 +2,7 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } f
 import * as initial from './migrations/0001_initial.js';
 import * as tombstoneNote from './migrations/0002_tombstone_note.js';
 import * as inlineVectors from './migrations/0003_inline_vectors.js';
+import * as memoryTerms from './migrations/0004_memory_terms.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -9,6 +10,7 @@ const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_tombstone_note': tombstoneNote,
   '0003_inline_vectors': inlineVectors,
+  '0004_memory_terms': memoryTerms,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -42,7 +42,15 @@ export interface TombstonesTable {
   note: ColumnType<string | null, string | null | undefined, never>;
 }
 
+/** Written only by the memories_terms_sync trigger; read by the full-text ranking. */
+export interface MemoryTermsTable {
+  subject: ColumnType<string, never, never>;
+  lexeme: ColumnType<string, never, never>;
+  memory_id: ColumnType<string | number, never, never>;
+}
+
 export interface Database {
   memories: MemoriesTable;
   tombstones: TombstonesTable;
+  memory_terms: MemoryTermsTable;
 }

@@ -125,22 +125,27 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
 }
 
 /**
- * A query word found in this many of the searched memories or more is too common to pick candidates: it still
+ * A query word found in this many of the subject's memories or more is too common to pick candidates: it still
  * adds to the score of memories found through rarer words, but finds none by itself. This bounds the scoring
  * (about this many rows per query word) for a subject with very many memories; below this many nothing changes.
  */
 const COMMON_TERM_ROWS = 1000;
 
 /**
+ * The idf's document count is the subject's number of memories, counted up to this many: beyond it, counting
+ * costs more than the small change it makes to the words' relative weights.
+ */
+const CORPUS_COUNT_CAP = 10_000;
+
+/**
  * Ids of the subject's live memories that pass the filters and share a word stem with `query`, best first.
  *
  * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
  * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
- * searched memories (BM25's idf), so a rare name or number outweighs a word that every memory contains.
+ * subject's memories (BM25's idf), so a rare name or number outweighs a word that every memory contains.
  *
- * Under row-level security `@@` is not leakproof, so PostgreSQL cannot use the GIN index for it: the searched
- * rows are read once, through the subject index, matching every stem in that one pass; the candidates are then
- * read again by primary key for scoring.
+ * Stems are looked up in memory_terms (migration 0004), whose B-tree PostgreSQL can use under row-level
+ * security, unlike the GIN index for `@@`; the candidates are then read by primary key, filtered and scored.
  */
 export async function textRanking(trx: Trx, subject: string, filters: MemoryFilters, query: string, depth: number): Promise<number[]> {
   // Lexemes are quoted into tsquery's input syntax, so punctuation in identifiers cannot be read as operators.
@@ -149,24 +154,28 @@ export async function textRanking(trx: Trx, subject: string, filters: MemoryFilt
       select lexeme,
              ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
         from unnest(tsvector_to_array(to_tsvector('english', ${query}))) as lexeme),
-    scan as materialized (
-      select memories.id, terms.lexeme
-        from memories left join terms on memories.search_vector @@ terms.query
-       where ${memoryConditions(subject, filters)}),
+    frequencies as materialized (
+      select terms.lexeme, terms.query,
+             (select count(*) from (select 1 from memory_terms
+                                     where memory_terms.subject = ${subject} and memory_terms.lexeme = terms.lexeme
+                                     limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
+        from terms),
     total as materialized (
-      select count(distinct id)::float8 as n from scan),
+      select count(*)::float8 as n
+        from (select 1 from memories where subject = ${subject} limit ${CORPUS_COUNT_CAP}) as capped),
     weights as materialized (
-      select terms.lexeme, terms.query, count(scan.id)::float8 as df
-        from terms left join scan on scan.lexeme = terms.lexeme
-       group by terms.lexeme, terms.query),
+      select frequencies.query, ln(1 + (greatest(total.n, df) - df + 0.5) / (df + 0.5)) as idf
+        from frequencies cross join total
+       where df > 0),
     candidates as materialized (
-      select distinct scan.id from scan join weights on weights.lexeme = scan.lexeme
-       where weights.df < ${COMMON_TERM_ROWS})
+      select distinct memory_terms.memory_id as id
+        from frequencies
+        join memory_terms on memory_terms.subject = ${subject} and memory_terms.lexeme = frequencies.lexeme
+       where frequencies.df < ${COMMON_TERM_ROWS})
     select memories.id
-      from candidates join memories on memories.id = candidates.id and memories.subject = ${subject}
-      cross join total
-     order by (select sum(ln(1 + (total.n - weights.df + 0.5) / (weights.df + 0.5)) * ts_rank(memories.search_vector, weights.query))
-                 from weights where weights.df > 0) desc,
+      from candidates join memories on memories.id = candidates.id
+     where ${memoryConditions(subject, filters)}
+     order by (select sum(weights.idf * ts_rank(memories.search_vector, weights.query)) from weights) desc,
               memories.id desc
      limit ${depth}`.execute(trx);
   return rows.map((row) => Number(row.id));
