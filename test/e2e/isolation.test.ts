@@ -94,11 +94,14 @@ describe.each(engines)('subject isolation on %s', (engine) => {
       const counts = await asBob(async (trx) => ({
         memories: (await sql<{ subject: string }>`select subject from memories`.execute(trx)).rows,
         tombstones: (await sql<{ subject: string }>`select subject from tombstones`.execute(trx)).rows,
+        terms: (await sql<{ subject: string }>`select subject from memory_terms`.execute(trx)).rows,
         byId: (await sql`select id from memories where id = any(${aliceIds.map(String)}::bigint[])`.execute(trx)).rows,
       }));
       expect(counts.memories.length).toBeGreaterThan(0);
       expect(counts.memories.every((row) => row.subject === BOB)).toBe(true);
       expect(counts.tombstones).toEqual([]);
+      expect(counts.terms.length).toBeGreaterThan(0);
+      expect(counts.terms.every((row) => row.subject === BOB)).toBe(true);
       expect(counts.byId).toEqual([]);
     });
 
@@ -127,6 +130,9 @@ describe.each(engines)('subject isolation on %s', (engine) => {
         ),
       ).rejects.toThrow(/row-level security/);
       await expect(asBob((trx) => sql`update memories set subject = ${ALICE}`.execute(trx))).rejects.toThrow(/row-level security/);
+      await expect(
+        asBob((trx) => sql`insert into memory_terms (subject, lexeme, memory_id) values (${ALICE}, 'planted', ${aliceIds[0]!})`.execute(trx)),
+      ).rejects.toThrow(/row-level security/);
       const mine = await asBob((trx) => sql<{ subject: string }>`select subject from memories`.execute(trx));
       expect(mine.rows.every((row) => row.subject === BOB)).toBe(true);
       expect((await aliceState()).memories.map((row) => row.text)).not.toContain('planted by bob');

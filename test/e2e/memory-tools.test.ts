@@ -60,6 +60,12 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       expect(tombstones).toHaveLength(1);
       expect(tombstones[0]).toMatchObject({ text: 'The user lives in Lisbon', tags: ['home'], reason: 'forgotten', replaced_by: null, note: 'user asked' });
       expect(Number(tombstones[0]!.memory_id)).toBe(id);
+      // The full-text index (memory_terms) goes with the memory.
+      const terms = await server.service.db.withSubject(u.subject, (trx) =>
+        trx.selectFrom('memory_terms').select(['memory_id', 'lexeme']).orderBy('lexeme').execute(),
+      );
+      expect(terms.filter((row) => Number(row.memory_id) === id)).toEqual([]);
+      expect(terms.filter((row) => Number(row.memory_id) === other).map((row) => row.lexeme)).toEqual(['like', 'sardin', 'user']);
     });
 
     it('is NOT_FOUND the second time, and changes nothing', async () => {
