@@ -1,0 +1,72 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createMigrator, migrateToLatest } from '../../src/db/migrate.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import type { Database } from '../../src/db/schema.js';
+import { textRanking } from '../../src/memory/recall-repository.js';
+import type { MemoryFilters } from '../../src/memory/types.js';
+import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
+import { sharedPGlite } from '../helpers/shared.js';
+
+const noFilters: MemoryFilters = { tags: [], tagMatch: 'any', sessionId: undefined, captureMode: undefined, sourceProvider: undefined, createdAfter: undefined, createdBefore: undefined };
+
+/**
+ * A database holding memories written before migration 0004 (memory_terms) must keep them searchable by text
+ * after the upgrade: the migration indexes the existing rows, for their own subjects only.
+ */
+describe.each(engines)('upgrading a database with memories on %s', (engine) => {
+  it('indexes the existing memories\' words, so full-text recall still finds them', async () => {
+    const schema = uniqueSchema();
+    const pglite = engine === 'pglite' ? await sharedPGlite() : undefined;
+    if (pglite !== undefined) await pglite.exec(`create schema "${schema}"; set search_path to "${schema}", public`);
+    const pool = engine === 'postgres' ? new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, options: `-c search_path=${schema},public` }) : undefined;
+    const db = new Kysely<Database>({ dialect: pool !== undefined ? new PostgresDialect({ pool }) : new PGliteDialect(pglite!) });
+    try {
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+      const before = await createMigrator(db, schema).migrateTo('0003_inline_vectors');
+      expect(before.error).toBeUndefined();
+      const inserted = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.subject', '*', true)`.execute(trx);
+        const { rows } = await sql<{ id: string; subject: string }>`
+          insert into memories (subject, text, embedding, embedding_model, embedding_dimensions)
+          values ('alice', 'Alice keeps her passport in the blue drawer', '[1,0,0]', 'm', 3),
+                 ('bob', 'Bob keeps his bicycle in the garage', '[0,1,0]', 'm', 3)
+          returning id, subject`.execute(trx);
+        return Object.fromEntries(rows.map((row) => [row.subject, Number(row.id)]));
+      });
+
+      const after = await migrateToLatest(db, schema);
+      expect(after.error).toBeUndefined();
+      const terms = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.subject', '*', true)`.execute(trx);
+        return trx.selectFrom('memory_terms').select(['subject', 'lexeme', 'memory_id']).orderBy('subject').orderBy('lexeme').execute();
+      });
+      expect(terms.map((row) => [row.subject, row.lexeme, Number(row.memory_id)])).toEqual([
+        ['alice', 'alic', inserted.alice],
+        ['alice', 'blue', inserted.alice],
+        ['alice', 'drawer', inserted.alice],
+        ['alice', 'keep', inserted.alice],
+        ['alice', 'passport', inserted.alice],
+        ['bob', 'bicycl', inserted.bob],
+        ['bob', 'bob', inserted.bob],
+        ['bob', 'garag', inserted.bob],
+        ['bob', 'keep', inserted.bob],
+      ]);
+
+      const handle = await openDatabase({ url: engine === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: 3, pglite });
+      try {
+        const found = await handle.withSubject('alice', (trx) => textRanking(trx, 'alice', noFilters, 'where does she keep the passport?', 10));
+        expect(found).toEqual([inserted.alice]);
+        const foreign = await handle.withSubject('alice', (trx) => textRanking(trx, 'alice', noFilters, 'bicycle garage', 10));
+        expect(foreign).toEqual([]);
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      if (pool !== undefined) await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+      if (pool !== undefined) await db.destroy();
+    }
+  });
+});
