@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/open-database.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
 import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/memory-service.js';
-import { vectorConditions, vectorRanking } from '../src/memory/recall-repository.js';
+import { subjectMemoryCount, vectorConditions, vectorRanking } from '../src/memory/recall-repository.js';
 import type { MemoryFilters } from '../src/memory/types.js';
 import { toVectorLiteral } from '../src/memory/vector.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
@@ -66,7 +66,12 @@ for (const engine of benchEngines) {
         return rows.map((row) => Number(row.id));
       });
       const t0 = performance.now();
-      const ranked = await db.withSubject(testCase.subject, (trx) => vectorRanking(trx, testCase.subject, testCase.filters, vector, DEPTH, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT }));
+      const ranked = await db.withSubject(testCase.subject, async (trx) =>
+        vectorRanking(trx, testCase.subject, testCase.filters, vector, DEPTH, {
+          exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT,
+          subjectMemories: await subjectMemoryCount(trx, testCase.subject),
+        }),
+      );
       latencies.push(performance.now() - t0);
       plans.add(ranked.plan);
       recall10 += ranked.ids.slice(0, 10).filter((id) => exact.slice(0, 10).includes(id)).length / Math.min(10, exact.length);

@@ -26,6 +26,9 @@ create table memories (
   CREATE UNIQUE INDEX memories_pkey ON memories USING btree (id);
   CREATE INDEX memories_subject_created_idx ON memories USING btree (subject, created_at DESC, id DESC);
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
+  CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_count_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_count_move AFTER UPDATE OF subject ON memories FOR EACH ROW WHEN ((old.subject IS DISTINCT FROM new.subject)) EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   row level security enabled, forced;
   policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
@@ -41,6 +44,16 @@ create table memory_terms (
   CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id);
   row level security enabled, forced;
   policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
+
+create table subject_stats (
+  subject text not null,
+  memories bigint not null
+);
+  constraint subject_stats_memories_check CHECK ((memories >= 0));
+  constraint subject_stats_pkey PRIMARY KEY (subject);
+  CREATE UNIQUE INDEX subject_stats_pkey ON subject_stats USING btree (subject);
+  row level security enabled, forced;
+  policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
 
 create table tombstones (
   id bigint generated always as identity not null,

@@ -3,6 +3,7 @@ import * as initial from './migrations/0001_initial.js';
 import * as tombstoneNote from './migrations/0002_tombstone_note.js';
 import * as inlineVectors from './migrations/0003_inline_vectors.js';
 import * as memoryTerms from './migrations/0004_memory_terms.js';
+import * as subjectStats from './migrations/0005_subject_stats.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0002_tombstone_note': tombstoneNote,
   '0003_inline_vectors': inlineVectors,
   '0004_memory_terms': memoryTerms,
+  '0005_subject_stats': subjectStats,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

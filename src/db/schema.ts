@@ -49,8 +49,15 @@ export interface MemoryTermsTable {
   memory_id: ColumnType<string | number, never, never>;
 }
 
+/** Kept by triggers on memories; read by recall. */
+export interface SubjectStatsTable {
+  subject: ColumnType<string, never, never>;
+  memories: ColumnType<string | number, never, never>;
+}
+
 export interface Database {
   memories: MemoriesTable;
   tombstones: TombstonesTable;
   memory_terms: MemoryTermsTable;
+  subject_stats: SubjectStatsTable;
 }

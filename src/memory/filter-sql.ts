@@ -24,3 +24,11 @@ export function memoryConditions(subject: string, filters: MemoryFilters, option
 
 /** Expiry is enforced in SQL, against the database clock. */
 export const notExpired: RawBuilder<unknown> = sql`(expires_at is null or expires_at > now())`;
+
+/** Whether any filter beyond the subject (and expiry) is set. */
+export function hasFilters(filters: MemoryFilters): boolean {
+  return (
+    filters.tags.length > 0 ||
+    [filters.sessionId, filters.captureMode, filters.sourceProvider, filters.createdAfter, filters.createdBefore].some((value) => value !== undefined)
+  );
+}

@@ -1,11 +1,12 @@
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { databaseError, isServiceError, notFound, secretRejected } from '../errors.js';
+import { hasFilters } from './filter-sql.js';
 import { encodeCursor } from './list-cursor.js';
 import { listPage } from './list-repository.js';
 import { fitToBudget, toView } from './memory-view.js';
 import { fuseRankings } from './rank-fusion.js';
-import { fetchMemories, textRanking, vectorRanking, type VectorPlan } from './recall-repository.js';
+import { fetchMemories, subjectMemoryCount, textRanking, vectorRanking, type VectorPlan } from './recall-repository.js';
 import {
   confirmMemory,
   deleteMemory,
@@ -112,14 +113,15 @@ export class MemoryService {
       const rankings: number[][] = [];
       const weights: number[] = [];
       let plan: VectorPlan | undefined;
+      const subjectMemories = await subjectMemoryCount(trx, subject);
       if (vector !== undefined) {
-        const ranked = await vectorRanking(trx, subject, request.filters, vector, RANKING_DEPTH, { exactScanLimit });
+        const ranked = await vectorRanking(trx, subject, request.filters, vector, RANKING_DEPTH, { exactScanLimit, subjectMemories });
         rankings.push(ranked.ids);
         weights.push(VECTOR_WEIGHT);
         plan = ranked.plan;
       }
       if (strategy !== 'vector') {
-        rankings.push(await textRanking(trx, subject, request.filters, request.query, RANKING_DEPTH));
+        rankings.push(await textRanking(trx, subject, request.filters, request.query, RANKING_DEPTH, subjectMemories));
         weights.push(TEXT_WEIGHT);
       }
       const fused = fuseRankings(rankings, weights, RRF_K);
@@ -239,13 +241,6 @@ export class MemoryService {
 
 function round(value: number): number {
   return Math.round(value * 10_000) / 10_000;
-}
-
-function hasFilters(filters: MemoryFilters): boolean {
-  return (
-    filters.tags.length > 0 ||
-    [filters.sessionId, filters.captureMode, filters.sourceProvider, filters.createdAfter, filters.createdBefore].some((value) => value !== undefined)
-  );
 }
 
 function recallMessage(count: number, cutBy: RecallOutcome['cut_by'], filters: MemoryFilters): string {

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { memoryConditions, notExpired } from './filter-sql.js';
+import { hasFilters, memoryConditions, notExpired } from './filter-sql.js';
 import type { StoredVector } from './repository.js';
 import type { MemoryFilters } from './types.js';
 
@@ -24,6 +24,14 @@ export interface VectorPlanOptions {
    * beyond it the HNSW index is walked with an iterative scan.
    */
   readonly exactScanLimit: number;
+  /** The subject's number of memories (subjectMemoryCount). */
+  readonly subjectMemories: number;
+}
+
+/** The subject's number of memories, expired ones included, as kept by triggers (migration 0005). */
+export async function subjectMemoryCount(trx: Trx, subject: string): Promise<number> {
+  const row = await trx.selectFrom('subject_stats').select('memories').where('subject', '=', subject).executeTakeFirst();
+  return Number(row?.memories ?? 0);
 }
 
 /**
@@ -45,20 +53,26 @@ export async function vectorRanking(
 ): Promise<{ ids: number[]; plan: VectorPlan }> {
   const where = vectorConditions(subject, filters, vector);
   const limit = options.exactScanLimit;
-  // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
-  // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
-  // planner off the approximate index, so the ranking is exact by construction.
-  const { rows } = await sql<{ id: string | number; candidates: string | number }>`
-    select id, candidates from (
-      select id, distance, count(*) over () as candidates from (
-        select id, embedding <=> ${vector.literal}::vector as distance from memories where ${where} limit ${limit + 1}
-      ) as capped
-    ) as counted
-     order by distance, id desc
-     limit ${depth}`.execute(trx);
-  if (rows.length === 0 || Number(rows[0]!.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+  // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
+  // which the walk's fallback covers): a subject known to be large goes straight to the index.
+  const knownLarge = !hasFilters(filters) && options.subjectMemories > limit;
+  if (!knownLarge) {
+    // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
+    // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
+    // planner off the approximate index, so the ranking is exact by construction.
+    const { rows } = await sql<{ id: string | number; candidates: string | number }>`
+      select id, candidates from (
+        select id, distance, count(*) over () as candidates from (
+          select id, embedding <=> ${vector.literal}::vector as distance from memories where ${where} limit ${limit + 1}
+        ) as capped
+      ) as counted
+       order by distance, id desc
+       limit ${depth}`.execute(trx);
+    if (rows.length === 0 || Number(rows[0]!.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+  }
 
-  if (vector.dimensions <= MAX_INDEXED_DIMENSIONS && (await shareOfTable(trx, limit + 1)) >= MIN_INDEX_SHARE) {
+  const candidates = knownLarge ? options.subjectMemories : limit + 1;
+  if (vector.dimensions <= MAX_INDEXED_DIMENSIONS && (await shareOfTable(trx, candidates)) >= MIN_INDEX_SHARE) {
     const ids = await hnswScan(trx, where, vector, depth);
     if (ids.length >= depth) return { ids, plan: 'hnsw' };
   }
@@ -132,22 +146,24 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
 const COMMON_TERM_ROWS = 1000;
 
 /**
- * The idf's document count is the subject's number of memories, counted up to this many: beyond it, counting
- * costs more than the small change it makes to the words' relative weights.
- */
-const CORPUS_COUNT_CAP = 10_000;
-
-/**
  * Ids of the subject's live memories that pass the filters and share a word stem with `query`, best first.
  *
  * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
  * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
- * subject's memories (BM25's idf), so a rare name or number outweighs a word that every memory contains.
+ * subject's memories (BM25's idf, with `subjectMemories` as the document count), so a rare name or number
+ * outweighs a word that every memory contains.
  *
  * Stems are looked up in memory_terms (migration 0004), whose B-tree PostgreSQL can use under row-level
  * security, unlike the GIN index for `@@`; the candidates are then read by primary key, filtered and scored.
  */
-export async function textRanking(trx: Trx, subject: string, filters: MemoryFilters, query: string, depth: number): Promise<number[]> {
+export async function textRanking(
+  trx: Trx,
+  subject: string,
+  filters: MemoryFilters,
+  query: string,
+  depth: number,
+  subjectMemories: number,
+): Promise<number[]> {
   // Lexemes are quoted into tsquery's input syntax, so punctuation in identifiers cannot be read as operators.
   const { rows } = await sql<{ id: string | number }>`
     with terms as materialized (
@@ -160,12 +176,9 @@ export async function textRanking(trx: Trx, subject: string, filters: MemoryFilt
                                      where memory_terms.subject = ${subject} and memory_terms.lexeme = terms.lexeme
                                      limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
         from terms),
-    total as materialized (
-      select count(*)::float8 as n
-        from (select 1 from memories where subject = ${subject} limit ${CORPUS_COUNT_CAP}) as capped),
     weights as materialized (
-      select frequencies.query, ln(1 + (greatest(total.n, df) - df + 0.5) / (df + 0.5)) as idf
-        from frequencies cross join total
+      select query, ln(1 + (greatest(${subjectMemories}::float8, df) - df + 0.5) / (df + 0.5)) as idf
+        from frequencies
        where df > 0),
     candidates as materialized (
       select distinct memory_terms.memory_id as id

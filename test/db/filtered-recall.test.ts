@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
-import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/memory/recall-repository.js';
+import { configureIterativeScan, hnswQuery, subjectMemoryCount, vectorConditions, vectorRanking } from '../../src/memory/recall-repository.js';
 import type { MemoryFilters } from '../../src/memory/types.js';
 import { toVectorLiteral } from '../../src/memory/vector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
@@ -122,9 +122,10 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
   }
 
   const rank = (subject: string, query: readonly number[], filters: Partial<MemoryFilters>) =>
-    db.withSubject(subject, (trx) =>
+    db.withSubject(subject, async (trx) =>
       vectorRanking(trx, subject, { ...noFilters, ...filters }, { literal: toVectorLiteral(query), model: MODEL, dimensions: DIMS }, DEPTH, {
         exactScanLimit: EXACT_SCAN_LIMIT,
+        subjectMemories: await subjectMemoryCount(trx, subject),
       }),
     );
 

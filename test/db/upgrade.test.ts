@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import type { Database } from '../../src/db/schema.js';
-import { textRanking } from '../../src/memory/recall-repository.js';
+import { subjectMemoryCount, textRanking } from '../../src/memory/recall-repository.js';
 import type { MemoryFilters } from '../../src/memory/types.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { sharedPGlite } from '../helpers/shared.js';
@@ -13,11 +13,11 @@ import { sharedPGlite } from '../helpers/shared.js';
 const noFilters: MemoryFilters = { tags: [], tagMatch: 'any', sessionId: undefined, captureMode: undefined, sourceProvider: undefined, createdAfter: undefined, createdBefore: undefined };
 
 /**
- * A database holding memories written before migration 0004 (memory_terms) must keep them searchable by text
- * after the upgrade: the migration indexes the existing rows, for their own subjects only.
+ * A database holding memories written before migrations 0004 (memory_terms) and 0005 (subject_stats) must keep
+ * them searchable by text after the upgrade: the migrations index and count the existing rows, per subject.
  */
 describe.each(engines)('upgrading a database with memories on %s', (engine) => {
-  it('indexes the existing memories\' words, so full-text recall still finds them', async () => {
+  it('indexes and counts the existing memories, so full-text recall still finds them', async () => {
     const schema = uniqueSchema();
     const pglite = engine === 'pglite' ? await sharedPGlite() : undefined;
     if (pglite !== undefined) await pglite.exec(`create schema "${schema}"; set search_path to "${schema}", public`);
@@ -55,11 +55,17 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
         ['bob', 'keep', inserted.bob],
       ]);
 
+      const counts = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.subject', '*', true)`.execute(trx);
+        return trx.selectFrom('subject_stats').select(['subject', 'memories']).orderBy('subject').execute();
+      });
+      expect(counts.map((row) => [row.subject, Number(row.memories)])).toEqual([['alice', 1], ['bob', 1]]);
+
       const handle = await openDatabase({ url: engine === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: 3, pglite });
       try {
-        const found = await handle.withSubject('alice', (trx) => textRanking(trx, 'alice', noFilters, 'where does she keep the passport?', 10));
+        const found = await handle.withSubject('alice', async (trx) => textRanking(trx, 'alice', noFilters, 'where does she keep the passport?', 10, await subjectMemoryCount(trx, 'alice')));
         expect(found).toEqual([inserted.alice]);
-        const foreign = await handle.withSubject('alice', (trx) => textRanking(trx, 'alice', noFilters, 'bicycle garage', 10));
+        const foreign = await handle.withSubject('alice', async (trx) => textRanking(trx, 'alice', noFilters, 'bicycle garage', 10, await subjectMemoryCount(trx, 'alice')));
         expect(foreign).toEqual([]);
       } finally {
         await handle.close();

@@ -95,6 +95,7 @@ describe.each(engines)('subject isolation on %s', (engine) => {
         memories: (await sql<{ subject: string }>`select subject from memories`.execute(trx)).rows,
         tombstones: (await sql<{ subject: string }>`select subject from tombstones`.execute(trx)).rows,
         terms: (await sql<{ subject: string }>`select subject from memory_terms`.execute(trx)).rows,
+        stats: (await sql<{ subject: string }>`select subject from subject_stats`.execute(trx)).rows,
         byId: (await sql`select id from memories where id = any(${aliceIds.map(String)}::bigint[])`.execute(trx)).rows,
       }));
       expect(counts.memories.length).toBeGreaterThan(0);
@@ -102,6 +103,7 @@ describe.each(engines)('subject isolation on %s', (engine) => {
       expect(counts.tombstones).toEqual([]);
       expect(counts.terms.length).toBeGreaterThan(0);
       expect(counts.terms.every((row) => row.subject === BOB)).toBe(true);
+      expect(counts.stats).toEqual([{ subject: BOB }]);
       expect(counts.byId).toEqual([]);
     });
 

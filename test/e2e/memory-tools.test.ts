@@ -66,6 +66,9 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       );
       expect(terms.filter((row) => Number(row.memory_id) === id)).toEqual([]);
       expect(terms.filter((row) => Number(row.memory_id) === other).map((row) => row.lexeme)).toEqual(['like', 'sardin', 'user']);
+      // And the subject's memory count (subject_stats) follows inserts and deletes.
+      const stats = await server.service.db.withSubject(u.subject, (trx) => trx.selectFrom('subject_stats').select('memories').execute());
+      expect(stats.map((row) => Number(row.memories))).toEqual([1]);
     });
 
     it('is NOT_FOUND the second time, and changes nothing', async () => {
