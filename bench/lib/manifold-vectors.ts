@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LOCAL_MODEL_DIMENSIONS } from '../../src/embeddings/local-provider.js';
-import { mulberry32 } from '../../test/helpers/prng.js';
+import { normal } from '../../test/helpers/prng.js';
 
 /**
  * Synthetic vectors with the structure of real embeddings: points of a 16-dimensional Gaussian mixture (one
@@ -11,13 +11,7 @@ import { mulberry32 } from '../../test/helpers/prng.js';
 const LATENT = 16;
 const TOPICS = 256;
 
-/** Standard normal (Box-Muller). */
-function generator(seed: number): () => number {
-  const uniform = mulberry32(seed);
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-}
-
-const shared = generator(7);
+const shared = normal(7);
 const projection = Array.from({ length: LOCAL_MODEL_DIMENSIONS }, () => Array.from({ length: LATENT }, shared));
 const centres = Array.from({ length: TOPICS }, () => Array.from({ length: LATENT }, () => 2 * shared()));
 
@@ -25,7 +19,7 @@ const centres = Array.from({ length: TOPICS }, () => Array.from({ length: LATENT
 export function manifoldVector(text: string): number[] {
   const digest = createHash('sha256').update(text).digest();
   const topic = Number(/topic (\d+)/.exec(text)?.[1] ?? digest.readUInt16BE(0)) % TOPICS;
-  const noise = generator(digest.readUInt32BE(4));
+  const noise = normal(digest.readUInt32BE(4));
   const latent = centres[topic]!.map((value) => value + noise());
   const vector = projection.map((row) => row.reduce((sum, weight, i) => sum + weight * latent[i]!, 0) + 0.05 * noise());
   const norm = Math.hypot(...vector);

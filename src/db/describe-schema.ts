@@ -1,9 +1,5 @@
 import { sql, type Kysely } from 'kysely';
 
-/**
- * A stable, engine-independent text description of the tables in one schema (columns, constraints,
- * indexes, triggers, row-level security policies), committed as db/schema.sql so every DDL change shows in review.
- */
 /** pg_attribute.attstorage codes, shown only where a column differs from its type's default. */
 const STORAGE: Record<string, string> = { p: 'plain', e: 'external', m: 'main', x: 'extended' };
 
@@ -12,7 +8,13 @@ function parseOptions(options: string[] | string): string[] {
   return (Array.isArray(options) ? options : options.replace(/^\{|\}$/g, '').split(',')).sort();
 }
 
+/**
+ * A stable, engine-independent text description of the tables in one schema (columns, constraints,
+ * indexes, triggers, row-level security policies), committed as db/schema.sql so every DDL change shows in review.
+ */
 export async function describeSchema(db: Kysely<unknown>, schema: string): Promise<string> {
+  // PostgreSQL qualifies names outside the search path; the dump must not depend on the schema's name.
+  const unqualified = (definition: string) => definition.replaceAll(`${schema}.`, '');
   const tables = await sql<{ table_name: string; rls: boolean; force_rls: boolean; options: string[] | null }>`
     select c.relname as table_name, c.relrowsecurity as rls, c.relforcerowsecurity as force_rls, c.reloptions as options
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -52,17 +54,17 @@ export async function describeSchema(db: Kysely<unknown>, schema: string): Promi
         from pg_constraint con join pg_class c on c.oid = con.conrelid join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = ${schema} and c.relname = ${table.table_name} and con.contype <> 'n'
        order by con.conname`.execute(db);
-    for (const constraint of constraints.rows) out.push(`  constraint ${constraint.name} ${constraint.definition.replaceAll(`${schema}.`, '')};`);
+    for (const constraint of constraints.rows) out.push(`  constraint ${constraint.name} ${unqualified(constraint.definition)};`);
     const indexes = await sql<{ name: string; definition: string }>`
       select indexname as name, indexdef as definition from pg_indexes
        where schemaname = ${schema} and tablename = ${table.table_name} order by indexname`.execute(db);
-    for (const index of indexes.rows) out.push(`  ${index.definition.replace(`${schema}.`, '').replace(/ ON ONLY /, ' ON ')};`);
+    for (const index of indexes.rows) out.push(`  ${unqualified(index.definition).replace(/ ON ONLY /, ' ON ')};`);
     const triggers = await sql<{ definition: string }>`
       select pg_get_triggerdef(t.oid) as definition
         from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = ${schema} and c.relname = ${table.table_name} and not t.tgisinternal
        order by t.tgname`.execute(db);
-    for (const trigger of triggers.rows) out.push(`  ${trigger.definition.replaceAll(`${schema}.`, '')};`);
+    for (const trigger of triggers.rows) out.push(`  ${unqualified(trigger.definition)};`);
     if (table.rls) out.push(`  row level security enabled${table.force_rls ? ', forced' : ''};`);
     const policies = await sql<{ name: string; command: string; using_expr: string | null; check_expr: string | null }>`
       select policyname as name, cmd as command, qual as using_expr, with_check as check_expr from pg_policies

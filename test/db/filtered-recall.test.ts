@@ -5,7 +5,7 @@ import { configureIterativeScan, hnswQuery, subjectMemoryCount, vectorConditions
 import type { MemoryFilters } from '../../src/memory/types.js';
 import { toVectorLiteral } from '../../src/memory/vector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
-import { mulberry32 } from '../helpers/prng.js';
+import { normal } from '../helpers/prng.js';
 import { sharedPGlite } from '../helpers/shared.js';
 
 /**
@@ -20,8 +20,7 @@ const DEPTH = 50;
 const EXACT_SCAN_LIMIT = 500;
 
 /** Deterministic, so every run builds the same table. */
-const random = mulberry32(42);
-const gaussian = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+const gaussian = normal(42);
 const centroids = Array.from({ length: TOPICS }, () => Array.from({ length: DIMS }, gaussian));
 const near = (topic: number, spread: number) => centroids[topic]!.map((value) => value + spread * gaussian());
 

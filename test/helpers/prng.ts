@@ -9,3 +9,9 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** Standard normal draws (Box-Muller over mulberry32). */
+export function normal(seed: number): () => number {
+  const uniform = mulberry32(seed);
+  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+}
