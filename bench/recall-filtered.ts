@@ -7,10 +7,12 @@
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/open-database.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
-import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/memory-service.js';
-import { subjectMemoryCount, vectorConditions, vectorRanking } from '../src/memory/recall-repository.js';
-import type { MemoryFilters } from '../src/memory/types.js';
-import { toVectorLiteral } from '../src/memory/vector.js';
+import { NO_FILTERS as noFilters } from '../src/db/memories/filters.js';
+import type { MemoryFilters } from '../src/db/memories/records.js';
+import { subjectMemoryCount } from '../src/db/memories/subject-stats.js';
+import { vectorConditions, vectorRanking } from '../src/db/memories/vector-ranking.js';
+import { cosineDistance, indexedCosineDistance, storedVector } from '../src/db/pgvector.js';
+import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { seedSubjects } from './lib/seed-subjects.js';
 import { manifoldVector } from './lib/manifold-vectors.js';
@@ -20,7 +22,6 @@ const perCase = Number(process.argv[2] ?? 50);
 const DEPTH = 50;
 const DIMS = LOCAL_MODEL_DIMENSIONS;
 
-const noFilters: MemoryFilters = { tags: [], tagMatch: 'any', sessionId: undefined, captureMode: undefined, sourceProvider: undefined, createdAfter: undefined, createdBefore: undefined };
 const cases: { name: string; subject: string; filters: MemoryFilters; rows: number }[] = [
   { name: 'tiny subject (0.1 %)', subject: 'tiny', filters: noFilters, rows: 100 },
   { name: 'tiny subject + tag (0.05 %)', subject: 'tiny', filters: { ...noFilters, tags: ['even'] }, rows: 50 },
@@ -59,14 +60,14 @@ for (const engine of benchEngines) {
     let plainRows = 0;
     let plainRecall = 0;
     for (let q = 0; q < perCase; q++) {
-      const vector = { literal: toVectorLiteral(manifoldVector(`query about topic ${q % 50} number ${q}`)), model: LOCAL_MODEL_NAME, dimensions: DIMS };
+      const vector = storedVector(manifoldVector(`query about topic ${q % 50} number ${q}`), LOCAL_MODEL_NAME);
       const where = vectorConditions(testCase.subject, testCase.filters, vector);
-      const exact = await db.withSubject(testCase.subject, async (trx) => {
-        const { rows } = await sql<{ id: string }>`select id from memories where ${where} order by embedding <=> ${vector.literal}::vector, id desc limit ${DEPTH}`.execute(trx);
+      const exact = await db.withSubject(testCase.subject, 'benchmarking', async (trx) => {
+        const { rows } = await sql<{ id: string }>`select id from memories where ${where} order by ${cosineDistance(vector)}, id desc limit ${DEPTH}`.execute(trx);
         return rows.map((row) => Number(row.id));
       });
       const t0 = performance.now();
-      const ranked = await db.withSubject(testCase.subject, async (trx) =>
+      const ranked = await db.withSubject(testCase.subject, 'benchmarking', async (trx) =>
         vectorRanking(trx, testCase.subject, testCase.filters, vector, DEPTH, {
           exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT,
           subjectMemories: await subjectMemoryCount(trx, testCase.subject),
@@ -76,11 +77,10 @@ for (const engine of benchEngines) {
       plans.add(ranked.plan);
       recall10 += ranked.ids.slice(0, 10).filter((id) => exact.slice(0, 10).includes(id)).length / Math.min(10, exact.length);
       recall50 += ranked.ids.filter((id) => exact.includes(id)).length / exact.length;
-      const plain = await db.withSubject(testCase.subject, async (trx) => {
+      const plain = await db.withSubject(testCase.subject, 'benchmarking', async (trx) => {
         await sql`select set_config('hnsw.iterative_scan', 'off', true), set_config('enable_sort', 'off', true)`.execute(trx);
         const { rows } = await sql<{ id: string }>`
-          select id from memories where ${where}
-           order by embedding::vector(${sql.raw(String(DIMS))}) <=> ${vector.literal}::vector(${sql.raw(String(DIMS))}) limit ${DEPTH}`.execute(trx);
+          select id from memories where ${where} order by ${indexedCosineDistance(vector)} limit ${DEPTH}`.execute(trx);
         return rows.map((row) => Number(row.id));
       });
       plainRows += plain.length;

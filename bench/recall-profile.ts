@@ -45,10 +45,10 @@ for (const engine of benchEngines) {
   const service = await composeService(config, { embedder: timed });
   // Every database round trip of a tool runs inside withSubject: time it from the outside.
   const withSubject = service.db.withSubject.bind(service.db);
-  (service.db as { withSubject: typeof withSubject }).withSubject = async (subject, fn) => {
+  (service.db as { withSubject: typeof withSubject }).withSubject = async (subject, activity, fn) => {
     const t0 = performance.now();
     try {
-      return await withSubject(subject, fn);
+      return await withSubject(subject, activity, fn);
     } finally {
       parts.sql.push(performance.now() - t0);
     }

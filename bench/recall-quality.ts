@@ -9,8 +9,11 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/open-database.js';
 import { createLocalProvider } from '../src/embeddings/local-provider.js';
 import type { EmbeddingProvider } from '../src/embeddings/provider.js';
+import { NO_FILTERS } from '../src/db/memories/filters.js';
+import { fetchMemories } from '../src/db/memories/read-memories.js';
+import { storedVector } from '../src/db/pgvector.js';
 import { MemoryService } from '../src/memory/memory-service.js';
-import type { MemoryFilters, RecallStrategy } from '../src/memory/types.js';
+import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories, type RecallStrategy } from '../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 
 const DATA = process.argv[2] ?? new URL('../../shared/data/locomo10.json', import.meta.url).pathname;
@@ -58,7 +61,6 @@ const embedder: EmbeddingProvider = {
 const schema = `bench_locomo_${Date.now().toString(36)}`;
 const db = await openDatabase({ url: engine === 'postgres' ? BENCH_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: local.dimensions });
 const service = new MemoryService({ db, embedder, nearDuplicateThreshold: 0.9 });
-const noFilters: MemoryFilters = { tags: [], tagMatch: 'any', sessionId: undefined, captureMode: undefined, sourceProvider: undefined, createdAfter: undefined, createdBefore: undefined };
 
 /** Runs `work` over `items` with `concurrency` workers (concurrent embeddings are batched by the provider). */
 async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -84,7 +86,7 @@ for (const sample of samples) {
       { text, tags: [session.replace('_', '-')], sourceProvider: 'locomo', importance: 0.5, captureMode: undefined, sessionId: session, expiresAt: undefined, lastConfirmedAt: undefined },
       'insert',
     );
-    diaOf.set(outcome.memory_id, turn.dia_id);
+    diaOf.set(outcome.memoryId, turn.dia_id);
   });
   turns += sessionTurns.length;
 }
@@ -119,10 +121,18 @@ for (const strategy of STRATEGIES) {
   // Embed every question first (once; cached), so recall latency below excludes the model.
   if (strategy !== 'text') await forEachConcurrently(scored, 32, async (question) => void (await embedder.embed([question.question])));
   for (const question of scored) {
+    const [embedding] = strategy === 'text' ? [] : await embedder.embed([question.question]);
+    const query = { text: question.question, vector: embedding === undefined ? undefined : storedVector(embedding, embedder.model), filters: NO_FILTERS };
+    // What recall does for one strategy: rank, then read the top 20 (recall's fusion and reading, not its wire).
     const t0 = performance.now();
-    const outcome = await service.recall(question.subject, { query: question.question, limit: 20, maxChars: 100_000, filters: noFilters }, strategy);
+    const ids = await db.withSubject(question.subject, 'benchmarking', async (trx) => {
+      const { ranked } = await rankMemories(trx, question.subject, query, { strategy, exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT });
+      const top = ranked.slice(0, 20).map((item) => item.id);
+      await fetchMemories(trx, question.subject, top, 100_000);
+      return top;
+    });
     latency[strategy].push(performance.now() - t0);
-    const ranked = outcome.memories.map((memory) => diaOf.get(memory.memory_id));
+    const ranked = ids.map((id) => diaOf.get(id));
     for (const k of KS) {
       const found = question.gold.filter((dia) => ranked.slice(0, k).includes(dia)).length / question.gold.length;
       add(`${strategy}|${question.category}|${k}`, found);
@@ -144,6 +154,6 @@ for (const strategy of STRATEGIES) {
 }
 console.log(`\n(recall ms: one recall of 20, query embedding excluded; total run ${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-if (engine === 'postgres') await db.withSubject('*', (trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
+if (engine === 'postgres') await db.withSubject('*', 'benchmarking', (trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
 await db.close();
 await local.close();

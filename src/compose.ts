@@ -9,13 +9,14 @@ import { SIGNING_ALG, StateFile } from './auth/state-file.js';
 import { createJwtVerifier, type TokenVerifier } from './auth/token-verifier.js';
 import { withVerificationCache } from './auth/verification-cache.js';
 import type { Config } from './config/load-config.js';
-import { openDatabase, type DatabaseHandle } from './db/open-database.js';
+import type { DatabaseHandle } from './db/open-database.js';
 import { createEmbeddingProvider } from './embeddings/create-provider.js';
 import { instrumentProvider } from './embeddings/instrumented-provider.js';
 import type { EmbeddingProvider } from './embeddings/provider.js';
 import { buildMetricsApp, ServiceMetrics } from './http/metrics.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
+import { openStorage } from './open-storage.js';
 import { confirmTool } from './tools/confirm.js';
 import { correctTool } from './tools/correct.js';
 import { forgetTool } from './tools/forget.js';
@@ -27,7 +28,6 @@ export interface Service {
   readonly app: FastifyInstance;
   readonly db: DatabaseHandle;
   readonly embedder: EmbeddingProvider;
-  readonly memory: MemoryService;
   readonly stateFile: StateFile | undefined;
   readonly metrics: ServiceMetrics;
   /** The separate /metrics listener (MetricsPort), for serve to listen on; undefined when not configured. */
@@ -45,26 +45,18 @@ export interface ComposeOptions {
 /** The composition root: configuration in, a wired application out. */
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
   const metrics = new ServiceMetrics();
-  const embedder = instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding), metrics);
-  await embedder.ready();
-  const db = await openDatabase({
-    ...config.database,
-    embeddingDimensions: embedder.dimensions,
+  const logger = options.logger ?? createLogger('silent');
+  const storage = await openStorage(config, {
+    embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding), metrics),
     pglite: options.pglite,
+    logger,
   });
+  const { db, embedder } = storage;
   metrics.watchPool(() => db.poolStats());
   const stateFile = config.oauth.builtIn ? new StateFile(config.oauth.asIniFile) : undefined;
   if (stateFile !== undefined) await stateFile.current();
-  const logger = options.logger ?? createLogger('silent');
   const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
-  const memory = new MemoryService({
-    db,
-    embedder,
-    nearDuplicateThreshold: config.memory.nearDuplicateThreshold,
-    // Only the database's own message and code: never parameters, which hold memory text.
-    onDatabaseError: (error) =>
-      logger.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'database error'),
-  });
+  const memory = new MemoryService({ db, embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold });
   const app = await buildApp(config, {
     tools: [
       rememberTool(memory, config.memory.maxTextChars),
@@ -86,14 +78,12 @@ export async function composeService(config: Config, options: ComposeOptions = {
     app,
     db,
     embedder,
-    memory,
     stateFile,
     metrics,
     metricsApp,
     async close() {
       await Promise.all([app.close(), metricsApp?.close()]);
-      await db.close();
-      await embedder.close();
+      await storage.close();
     },
   };
 }

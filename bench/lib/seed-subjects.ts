@@ -2,7 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { openDatabase, openPGlite } from '../../src/db/open-database.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../../src/embeddings/local-provider.js';
-import { toVectorLiteral } from '../../src/memory/vector.js';
+import { createVectorIndexStatement, toVectorLiteral, vectorIndexName } from '../../src/db/pgvector.js';
 import { BENCH_DATABASE_URL, type BenchEngine } from './bench-server.js';
 import { memoryText, syntheticVector } from './synthetic-embedder.js';
 
@@ -32,7 +32,7 @@ const BATCH = 1000;
 /**
  * A fresh database (in-memory PGlite, or a new PostgreSQL schema) migrated by the service, holding synthetic
  * memories with synthetic vectors (see synthetic-embedder.ts). Rows are bulk-inserted without the HNSW index,
- * which is then built in one go, with the same definition as ensureVectorIndex.
+ * which is then built in one go, with the service's own definition (src/db/pgvector.ts).
  */
 export async function seedSubjects(
   engine: BenchEngine,
@@ -64,7 +64,7 @@ export async function seedSubjects(
   }
 
   const started = performance.now();
-  await query(`drop index if exists memories_embedding_hnsw_${LOCAL_MODEL_DIMENSIONS}`);
+  await query(`drop index if exists ${vectorIndexName(LOCAL_MODEL_DIMENSIONS)}`);
   let serial = 0;
   const rows = groups.flatMap((group) => Array.from({ length: group.count }, (_, index) => ({ group, index })));
   // Interleave the groups, so every subject's rows are spread over the table as in real use.
@@ -91,11 +91,7 @@ export async function seedSubjects(
   }
   const inserted = performance.now();
   await query(`set maintenance_work_mem = '1GB'`).catch(() => undefined);
-  await query(
-    `create index memories_embedding_hnsw_${LOCAL_MODEL_DIMENSIONS} on memories
-       using hnsw ((embedding::vector(${LOCAL_MODEL_DIMENSIONS})) vector_cosine_ops)
-       where embedding_dimensions = ${LOCAL_MODEL_DIMENSIONS}`,
-  );
+  await query(createVectorIndexStatement(LOCAL_MODEL_DIMENSIONS));
   await query('vacuum analyze memories');
   const indexed = performance.now();
   return {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { openDatabase, openPGlite } from '../../src/db/open-database.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../../src/embeddings/local-provider.js';
-import { toVectorLiteral } from '../../src/memory/vector.js';
+import { createVectorIndexStatement, toVectorLiteral, vectorIndexName } from '../../src/db/pgvector.js';
 import { BENCH_DATABASE_URL, type BenchEngine } from './bench-server.js';
 import { memoryText, syntheticVector } from './synthetic-embedder.js';
 
@@ -59,7 +59,7 @@ export async function seededDatabase(engine: BenchEngine, count: number): Promis
       const started = performance.now();
       process.stdout.write(`seeding ${count} memories on ${engine} ... `);
       await db.query('delete from memories');
-      await db.query(`drop index if exists memories_embedding_hnsw_${LOCAL_MODEL_DIMENSIONS}`);
+      await db.query(`drop index if exists ${vectorIndexName(LOCAL_MODEL_DIMENSIONS)}`);
       for (let start = 0; start < count; start += BATCH) {
         const texts = Array.from({ length: Math.min(BATCH, count - start) }, (_, i) => memoryText(start + i));
         await db.query(
@@ -81,12 +81,8 @@ export async function seededDatabase(engine: BenchEngine, count: number): Promis
       process.stdout.write(`inserted in ${((performance.now() - started) / 1000).toFixed(0)} s; building the HNSW index ... `);
       const indexed = performance.now();
       await db.query(`set maintenance_work_mem = '1GB'`).catch(() => undefined);
-      // Same definition as ensureVectorIndex (src/db/migrate.ts), so the service finds it in place.
-      await db.query(
-        `create index if not exists memories_embedding_hnsw_${LOCAL_MODEL_DIMENSIONS} on memories
-           using hnsw ((embedding::vector(${LOCAL_MODEL_DIMENSIONS})) vector_cosine_ops)
-           where embedding_dimensions = ${LOCAL_MODEL_DIMENSIONS}`,
-      );
+      // The service's own definition (src/db/pgvector.ts), so it finds the index in place.
+      await db.query(createVectorIndexStatement(LOCAL_MODEL_DIMENSIONS));
       await db.query('analyze memories');
       console.log(`${((performance.now() - indexed) / 1000).toFixed(0)} s`);
     }

@@ -87,7 +87,13 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
       io.stderr.write(`${error.message}\n`);
       return 2;
     }
-    io.stderr.write(`${isServiceError(error) ? `${error.code}: ` : ''}${(error as Error).message}\n`);
+    if (!isServiceError(error)) {
+      io.stderr.write(`${(error as Error).message}\n`);
+      return 1;
+    }
+    // An operator reads this: the driver's own words help (a user of the MCP endpoint never sees them).
+    const cause = error.code === 'DATABASE_ERROR' && error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    io.stderr.write(`${error.code}: ${error.message}${cause}\n`);
     return 1;
   }
 }

@@ -1,7 +1,6 @@
 import type { Config } from '../config/load-config.js';
-import { openDatabase } from '../db/open-database.js';
-import { createEmbeddingProvider } from '../embeddings/create-provider.js';
 import { reembedAll } from '../memory/reembed.js';
+import { openStorage } from '../open-storage.js';
 import { UsageError, type CommandIO } from './command.js';
 
 export async function reembedCommand(config: Config, options: { batchSize: string | undefined }, io: CommandIO): Promise<number> {
@@ -9,12 +8,7 @@ export async function reembedCommand(config: Config, options: { batchSize: strin
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 2048) {
     throw new UsageError(`reembed: --batch-size must be a whole number from 1 to 2048 (got ${JSON.stringify(options.batchSize)})`);
   }
-  const embedder = createEmbeddingProvider(config.embedding);
-  await embedder.ready();
-  const db = await openDatabase({
-    ...config.database,
-    embeddingDimensions: embedder.dimensions,
-  });
+  const { db, embedder, close } = await openStorage(config);
   try {
     const counts = await reembedAll(db, embedder, batchSize, ({ table, done, total }) => {
       io.stderr.write(`re-embedded ${done}/${total} ${table}\n`);
@@ -22,7 +16,6 @@ export async function reembedCommand(config: Config, options: { batchSize: strin
     io.stdout.write(`Re-embedded ${counts.memories} memories and ${counts.tombstones} tombstones with ${embedder.model}.\n`);
     return 0;
   } finally {
-    await db.close();
-    await embedder.close();
+    await close();
   }
 }

@@ -2,6 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseIni } from 'ini';
+import type { EmbeddingSettings } from '../embeddings/create-provider.js';
+import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../embeddings/local-provider.js';
+import { DEFAULT_OPENAI_MODEL } from '../embeddings/openai-provider.js';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.js';
 
 export interface Config {
@@ -14,14 +17,8 @@ export interface Config {
   readonly port: number;
   readonly database: { readonly url: string | undefined; readonly schema: string; readonly dataDir: string };
   readonly dataDir: string;
-  readonly embedding: {
-    readonly provider: 'local' | 'openai';
-    readonly model: string | undefined;
-    readonly dimensions: number | undefined;
-    readonly openaiBaseUrl: string | undefined;
-    /** Only ever from the environment (OPENAI_API_KEY). */
-    readonly openaiApiKey: string | undefined;
-  };
+  /** Checked here (the local model's name and dimension, the server URL), so the providers trust it. */
+  readonly embedding: EmbeddingSettings;
   readonly memory: { readonly maxTextChars: number; readonly nearDuplicateThreshold: number };
   readonly oauth: {
     /** Undefined when a configuration file does not set it: /mcp then answers 500. */
@@ -128,9 +125,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       `OAuthAsIniFile: must be outside the application tree (${options.appRoot}), or a redeploy would erase it (got ${JSON.stringify(asIniFile)})`,
     );
   }
-  if (values.EmbeddingProvider === 'local' && values.OpenAIBaseUrl !== undefined) {
-    problems.push('OpenAIBaseUrl: only applies when EmbeddingProvider = openai');
-  }
+  problems.push(...embeddingProblems(values));
 
   if (problems.length > 0) throw new ConfigError(problems, configFile ?? 'environment and defaults');
   const v = values as SettingValues;
@@ -143,13 +138,17 @@ export function loadConfig(options: LoadConfigOptions): Config {
     port: v.Port,
     database: { url: v.DatabaseUrl, schema: v.DatabaseSchema, dataDir: join(v.DataDir, 'pglite') },
     dataDir: v.DataDir,
-    embedding: {
-      provider: v.EmbeddingProvider,
-      model: v.EmbeddingModel,
-      dimensions: v.EmbeddingDimensions,
-      openaiBaseUrl: v.OpenAIBaseUrl,
-      openaiApiKey: nonEmpty(options.env.OPENAI_API_KEY),
-    },
+    embedding:
+      v.EmbeddingProvider === 'local'
+        ? { provider: 'local' }
+        : {
+            provider: 'openai',
+            model: openaiModel(v.EmbeddingModel),
+            dimensions: v.EmbeddingDimensions,
+            baseUrl: v.OpenAIBaseUrl,
+            // Only ever from the environment.
+            apiKey: nonEmpty(options.env.OPENAI_API_KEY),
+          },
     memory: { maxTextChars: v.MaxTextChars, nearDuplicateThreshold: v.NearDuplicateThreshold },
     oauth: {
       authorizationServer,
@@ -167,6 +166,33 @@ export function loadConfig(options: LoadConfigOptions): Config {
     metrics: { token: nonEmpty(options.env.MEMORY_SERVICE_METRICS_TOKEN), host: v.MetricsHost, port: v.MetricsPort },
     logLevel: v.LogLevel,
   });
+}
+
+const LOCAL_MODEL_NAMES = [LOCAL_MODEL_NAME, LOCAL_MODEL_NAME.slice('local:'.length)];
+
+/** The API's model name: the setting without its optional `openai:` prefix, else the default model. */
+function openaiModel(setting: string | undefined): string {
+  return (setting ?? DEFAULT_OPENAI_MODEL).replace(/^openai:/, '');
+}
+
+/** Embedding settings that can never work together. */
+function embeddingProblems(values: Partial<SettingValues>): string[] {
+  const problems: string[] = [];
+  if (values.EmbeddingProvider === 'local') {
+    if (values.OpenAIBaseUrl !== undefined) problems.push('OpenAIBaseUrl: only applies when EmbeddingProvider = openai');
+    if (values.EmbeddingModel !== undefined && !LOCAL_MODEL_NAMES.includes(values.EmbeddingModel)) {
+      problems.push(
+        `EmbeddingModel: the local embedding provider only supports ${LOCAL_MODEL_NAME}; use EmbeddingProvider = openai for other models (got ${JSON.stringify(values.EmbeddingModel)})`,
+      );
+    }
+    if (values.EmbeddingDimensions !== undefined && values.EmbeddingDimensions !== LOCAL_MODEL_DIMENSIONS) {
+      problems.push(`EmbeddingDimensions: the local embedding model has ${LOCAL_MODEL_DIMENSIONS} dimensions (got ${values.EmbeddingDimensions})`);
+    }
+  }
+  if (values.EmbeddingProvider === 'openai' && openaiModel(values.EmbeddingModel) === '') {
+    problems.push(`EmbeddingModel: names no model (got ${JSON.stringify(values.EmbeddingModel)})`);
+  }
+  return problems;
 }
 
 function readSettingsFile(file: string, problems: string[]): Partial<Record<SettingName, string>> {

@@ -16,7 +16,19 @@ const url = z
   .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
-const optionalUrl = z.union([z.literal('').transform(() => undefined), url]);
+/** Empty means unset; anything else must pass `schema` (whose own message then names the problem). */
+const blankOr = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (typeof value === 'string' && value.trim() === '' ? undefined : value), schema.optional());
+
+const optionalUrl = blankOr(url);
+
+/** An OpenAI-compatible server: the key goes in OPENAI_API_KEY, never in the URL (fetch would echo it in errors). */
+const optionalServerUrl = blankOr(
+  url.refine((value) => {
+    const parsed = new URL(value);
+    return parsed.username === '' && parsed.password === '';
+  }, 'must not contain credentials; set OPENAI_API_KEY instead'),
+);
 
 const integer = (min: number, max: number) =>
   z.coerce
@@ -49,10 +61,7 @@ export const settings = {
   Port: { env: 'MEMORY_SERVICE_PORT', schema: integer(0, 65535) },
   DatabaseUrl: {
     env: 'MEMORY_SERVICE_DATABASE_URL',
-    schema: z.union([
-      z.literal('').transform(() => undefined),
-      z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-    ]),
+    schema: blankOr(z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
   },
   DatabaseSchema: {
     env: 'MEMORY_SERVICE_DATABASE_SCHEMA',
@@ -63,9 +72,9 @@ export const settings = {
   EmbeddingModel: { env: 'MEMORY_SERVICE_EMBEDDING_MODEL', schema: optionalString },
   EmbeddingDimensions: {
     env: 'MEMORY_SERVICE_EMBEDDING_DIMENSIONS',
-    schema: z.union([z.literal('').transform(() => undefined), integer(1, 16000)]),
+    schema: blankOr(integer(1, 16000)),
   },
-  OpenAIBaseUrl: { env: 'MEMORY_SERVICE_OPENAI_BASE_URL', schema: optionalUrl },
+  OpenAIBaseUrl: { env: 'MEMORY_SERVICE_OPENAI_BASE_URL', schema: optionalServerUrl },
   MaxTextChars: { env: 'MEMORY_SERVICE_MAX_TEXT_CHARS', schema: integer(1, 1_000_000) },
   NearDuplicateThreshold: {
     env: 'MEMORY_SERVICE_NEAR_DUPLICATE_THRESHOLD',
@@ -89,7 +98,7 @@ export const settings = {
   MetricsHost: { env: 'MEMORY_SERVICE_METRICS_HOST', schema: z.string().trim().min(1, 'must not be empty') },
   MetricsPort: {
     env: 'MEMORY_SERVICE_METRICS_PORT',
-    schema: z.union([z.literal('').transform(() => undefined), integer(1, 65535)]),
+    schema: blankOr(integer(1, 65535)),
   },
 } as const;
 

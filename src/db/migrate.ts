@@ -4,6 +4,7 @@ import * as tombstoneNote from './migrations/0002_tombstone_note.js';
 import * as inlineVectors from './migrations/0003_inline_vectors.js';
 import * as memoryTerms from './migrations/0004_memory_terms.js';
 import * as subjectStats from './migrations/0005_subject_stats.js';
+import { createVectorIndexStatement, isIndexable } from './pgvector.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -36,13 +37,10 @@ export async function migrateToLatest(db: Kysely<Database>, schema: string): Pro
  * Queries use the same expression, `embedding::vector(N)`, to reach it.
  */
 export async function ensureVectorIndex(db: Kysely<Database>, dimensions: number): Promise<boolean> {
-  if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`bad dimensions: ${dimensions}`);
-  // pgvector's HNSW indexes vectors of at most 2000 dimensions; larger models are searched exactly.
-  if (dimensions > 2000) return false;
-  await sql`
-    create index if not exists ${sql.id(`memories_embedding_hnsw_${dimensions}`)} on memories
-      using hnsw ((embedding::vector(${sql.raw(String(dimensions))})) vector_cosine_ops)
-      where embedding_dimensions = ${sql.lit(dimensions)}`.execute(db);
+  // Built first: it refuses a dimension that is not a positive integer.
+  const statement = createVectorIndexStatement(dimensions);
+  if (!isIndexable(dimensions)) return false;
+  await sql.raw(statement).execute(db);
   return true;
 }
 

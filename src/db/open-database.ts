@@ -1,11 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
+import { databaseError } from '../errors.js';
+import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
-import type { Database } from './schema.js';
+import type { Database, DbTransaction } from './schema.js';
 
 /** The role subject-scoped transactions switch to when the connecting user would bypass row-level security. */
 const RLS_ROLE = 'memory_service_rls';
@@ -15,9 +17,11 @@ export interface DatabaseHandle {
   readonly schema: string;
   /**
    * Runs `fn` in one transaction in which row-level security admits only `subject`'s rows
-   * ('*' admits all: maintenance only). A failure rolls the whole transaction back.
+   * ('*' admits all: maintenance only). A failure rolls the whole transaction back. A driver error (the
+   * server's, or a lost connection) becomes DATABASE_ERROR naming `activity` ("storing the memory"); anything
+   * else `fn` throws propagates as it is.
    */
-  withSubject<T>(subject: string, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  withSubject<T>(subject: string, activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
@@ -36,6 +40,8 @@ export interface OpenDatabaseOptions {
   /** An already open PGlite owned by the caller (tests share one per file); not closed by close(). */
   readonly pglite?: PGlite | undefined;
   readonly poolSize?: number;
+  /** Told about every driver error, by message and code only (never parameters, which hold memory text). */
+  readonly onDriverError?: ((failure: DriverErrorInfo, activity: string) => void) | undefined;
 }
 
 export async function openPGlite(dataDir: string): Promise<PGlite> {
@@ -58,6 +64,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       max: options.poolSize ?? 10,
       options: `-c search_path=${searchPath.replace(/ /g, '\\ ')}`,
     });
+    // A connection lost while idle in the pool, or between two statements of a transaction (the server restarted),
+    // is an 'error' event: unheard, it would end the process. Reported here; the next statement on it fails and
+    // becomes DATABASE_ERROR, and the pool replaces it.
+    pool.on('connect', (client) => {
+      client.on('error', (error) => options.onDriverError?.(driverError(error) ?? { message: error.message, code: undefined }, 'holding a connection'));
+    });
+    pool.on('error', () => undefined);
     kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     engine = 'pglite';
@@ -89,13 +102,20 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    async withSubject(subject, fn) {
-      return kysely.transaction().execute(async (trx) => {
-        await sql`select set_config('search_path', ${searchPath}, true),
-                         set_config('memory_service.subject', ${subject}, true)`.execute(trx);
-        if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
-        return fn(trx);
-      });
+    async withSubject(subject, activity, fn) {
+      try {
+        return await kysely.transaction().execute(async (trx) => {
+          await sql`select set_config('search_path', ${searchPath}, true),
+                           set_config('memory_service.subject', ${subject}, true)`.execute(trx);
+          if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
+          return await fn(trx);
+        });
+      } catch (error) {
+        const failure = driverError(error);
+        if (failure === undefined) throw error;
+        options.onDriverError?.(failure, activity);
+        throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
+      }
     },
     async ready() {
       try {

@@ -1,14 +1,17 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Transaction } from 'kysely';
 
 /** Timestamps are written as Date or ISO strings and always read back as Date. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** pgvector values are written as the text form '[x,y,...]' and rarely read back. */
 type Vector = ColumnType<string, string, string>;
-/** bigint identity columns: pg returns int8 as string; we convert at the repository edge. */
+/**
+ * bigint identity columns (`generated always`: never inserted or updated). pg returns int8 as a string and the
+ * storage functions convert it; a number is accepted wherever an id is compared.
+ */
 type BigId = ColumnType<string | number, never, never>;
 
 export interface MemoriesTable {
-  id: Generated<BigId>;
+  id: BigId;
   subject: string;
   text: string;
   tags: ColumnType<string[], string[] | undefined, string[]>;
@@ -27,7 +30,7 @@ export interface MemoriesTable {
 }
 
 export interface TombstonesTable {
-  id: Generated<BigId>;
+  id: BigId;
   memory_id: ColumnType<string | number, number, never>;
   subject: string;
   text: string;
@@ -61,3 +64,6 @@ export interface Database {
   memory_terms: MemoryTermsTable;
   subject_stats: SubjectStatsTable;
 }
+
+/** The one transaction type: every storage function runs inside a subject-scoped transaction of this shape. */
+export type DbTransaction = Transaction<Database>;

@@ -4,6 +4,7 @@ import type { ServiceError } from '../errors.js';
 import type { EmbeddingProvider } from './provider.js';
 import { normaliseVector } from './vector.js';
 
+/** Options as src/config validates them: an http(s) base URL without credentials, a model name, a positive dimension. */
 export interface OpenAIProviderOptions {
   /** Required for the official API; optional when `baseUrl` points at a local server. */
   apiKey: string | undefined;
@@ -21,6 +22,7 @@ export interface OpenAIProviderOptions {
 }
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_OPENAI_MODEL = 'text-embedding-3-small';
 
 /** Native output sizes of OpenAI's embedding models. */
 export const KNOWN_OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -70,34 +72,11 @@ function errorCode(error: unknown): string | undefined {
 
 export function createOpenAIProvider(options: OpenAIProviderOptions): EmbeddingProvider {
   const apiModel = options.model;
-  const baseUrl = options.baseUrl && options.baseUrl.trim() !== '' ? options.baseUrl.trim() : undefined;
-  const apiKey = options.apiKey && options.apiKey !== '' ? options.apiKey : undefined;
+  const { baseUrl, apiKey } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxBatchSize = options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
   const where = displayUrl(baseUrl ?? OPENAI_DEFAULT_BASE_URL);
-
-  if (baseUrl !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(baseUrl);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw embeddingError('the embedding base URL is not a valid http(s) URL');
-    }
-    if (url.username !== '' || url.password !== '') {
-      // fetch refuses such URLs anyway, and its error would repeat the credentials.
-      throw embeddingError('the embedding base URL must not contain credentials; pass the key as the API key');
-    }
-  }
-  if (typeof apiModel !== 'string' || apiModel.trim() === '') {
-    throw embeddingError('embedding model name is empty');
-  }
-  if (options.dimensions !== undefined && (!Number.isInteger(options.dimensions) || options.dimensions < 1)) {
-    throw embeddingError(`embedding dimensions must be a positive integer, got ${String(options.dimensions)}`);
-  }
 
   const nativeDimensions = KNOWN_OPENAI_DIMENSIONS[apiModel];
   let dimensions: number | undefined = options.dimensions ?? nativeDimensions;

@@ -44,7 +44,8 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send(rpcError(RPC.invalidRequest, error.message));
     }
-    request.log.error({ err: error }, 'unhandled error on /mcp');
+    // A bug: its kind and where it happened, never its message or properties, which may quote memory text.
+    request.log.error({ err: { type: error.name, stack: stackFrames(error) } }, 'unhandled error on /mcp');
     return reply.code(500).send(rpcError(RPC.internalError, 'Internal error'));
   });
 
@@ -104,4 +105,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
   app.get('/mcp', methodNotAllowed);
   app.delete('/mcp', methodNotAllowed);
+}
+
+/** The stack without its first line (the message). */
+function stackFrames(error: Error): string {
+  return (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).join('\n');
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { errorResponse, JsonRpcError, PreSerialized, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
-import { describeZodError, listTool, type ListedTool, type Tool, type ToolContext } from './tool.js';
-import { toolFailure, toolFailureFrom, toolSuccess, type ToolResult } from './tool-result.js';
+import { describeZodError, listTool, type Tool, type ToolContext } from './tool.js';
 
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 
@@ -41,8 +40,7 @@ const callParams = z.object({
 
 export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[], observer: DispatchObserver = {}): Dispatcher {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listed: ListedTool[] = tools.map(listTool);
-  const listResult = new PreSerialized({ tools: listed });
+  const listResult = new PreSerialized({ tools: tools.map(listTool) });
 
   const methods: Record<string, (params: Record<string, unknown>, context: ToolContext) => Promise<unknown>> = {
     async initialize(params) {
@@ -70,8 +68,8 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       const started = performance.now();
       let outcome = 'internal_error';
       try {
-        const result = await callTool(tool, parsed.data.arguments ?? {}, context);
-        outcome = result.isError ? String((result.structuredContent.error as { code: string }).code) : 'ok';
+        const result = await tool.call(parsed.data.arguments ?? {}, context);
+        outcome = result.isError === true ? result.structuredContent.error.code : 'ok';
         return result;
       } finally {
         observer.onToolCall?.(tool.name, outcome, (performance.now() - started) / 1000);
@@ -105,16 +103,4 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       }
     },
   };
-}
-
-async function callTool(tool: Tool, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return toolFailure('INVALID_INPUT', describeZodError(parsed.error));
-  try {
-    return toolSuccess(await tool.run(parsed.data, context));
-  } catch (error) {
-    const failure = toolFailureFrom(error);
-    if (failure === undefined) throw error;
-    return failure;
-  }
 }

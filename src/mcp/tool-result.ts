@@ -1,22 +1,26 @@
-import { isServiceError, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 
-export interface ToolResult {
-  content: { type: 'text'; text: string }[];
-  structuredContent: Record<string, unknown>;
-  isError?: true;
-}
+/** A tools/call result: one text block holding the answer, and the same answer as structuredContent. */
+export type ToolResult = ToolSuccess | ToolFailure;
 
-export function toolSuccess(structured: Record<string, unknown>): ToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+export interface ToolSuccess {
+  readonly content: [{ readonly type: 'text'; readonly text: string }];
+  readonly structuredContent: { readonly ok: true } & Record<string, unknown>;
+  readonly isError?: never;
 }
 
 /** A tool failure is a result the model can read, not a protocol error. */
-export function toolFailure(code: ErrorCode, message: string): ToolResult {
-  const structured = { ok: false, error: { code, message } };
-  return { content: [{ type: 'text', text: `${code}: ${message}` }], structuredContent: structured, isError: true };
+export interface ToolFailure {
+  readonly content: [{ readonly type: 'text'; readonly text: string }];
+  readonly structuredContent: { readonly ok: false; readonly error: { readonly code: ErrorCode; readonly message: string } };
+  readonly isError: true;
 }
 
-/** Maps a thrown value to a tool failure, or returns undefined when it is not one of ours (a bug). */
-export function toolFailureFrom(error: unknown): ToolResult | undefined {
-  return isServiceError(error) ? toolFailure(error.code, error.message) : undefined;
+export function toolSuccess(answer: Record<string, unknown>): ToolSuccess {
+  const structured = { ok: true as const, ...answer };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+export function toolFailure(code: ErrorCode, message: string): ToolFailure {
+  return { content: [{ type: 'text', text: `${code}: ${message}` }], structuredContent: { ok: false, error: { code, message } }, isError: true };
 }

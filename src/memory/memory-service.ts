@@ -1,60 +1,48 @@
+import { deleteMemory, confirmMemory, insertMemory } from '../db/memories/memories.js';
+import { findNearMemories } from '../db/memories/near-memories.js';
+import { listPage } from '../db/memories/list-page.js';
+import { fetchMemories } from '../db/memories/read-memories.js';
+import { findNearTombstones, insertTombstone } from '../db/memories/tombstones.js';
+import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
+import { storedVector, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { databaseError, isServiceError, notFound, secretRejected } from '../errors.js';
-import { hasFilters } from './filter-sql.js';
-import { encodeCursor } from './list-cursor.js';
-import { listPage } from './list-repository.js';
-import { fitToBudget, toView } from './memory-view.js';
-import { fuseRankings } from './rank-fusion.js';
-import { fetchMemories, subjectMemoryCount, textRanking, vectorRanking, type VectorPlan } from './recall-repository.js';
-import {
-  confirmMemory,
-  deleteMemory,
-  findNearMemories,
-  findNearTombstones,
-  insertMemory,
-  insertTombstone,
-  lockSubjectForWrite,
-  type StoredVector,
-} from './repository.js';
+import { embeddingError, notFound, secretRejected } from '../errors.js';
+import { fitToBudget, toMemory } from './budget.js';
+import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { sameFact } from './same-fact.js';
 import { looksLikeSecret } from './secrets.js';
 import type {
+  ConfirmResult,
+  CorrectResult,
   Correction,
   DedupPolicy,
-  ListOutcome,
+  ForgetResult,
   ListRequest,
-  MemoryFilters,
+  ListResult,
   NewMemory,
-  RecallOutcome,
   RecallRequest,
-  RecallStrategy,
-  RememberOutcome,
+  RecallResult,
+  RememberResult,
 } from './types.js';
-import { toVectorLiteral } from './vector.js';
 
 export interface MemoryServiceOptions {
   readonly db: DatabaseHandle;
   readonly embedder: EmbeddingProvider;
   readonly nearDuplicateThreshold: number;
-  /** Told about database failures (the cause), so the caller can log them; never given memory text. */
-  readonly onDatabaseError?: (error: unknown) => void;
   /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
   readonly exactScanLimit?: number;
 }
 
+/** Most near-duplicates and tombstones reported by remember. */
 const NEAR_LIMIT = 5;
-/** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
-const RANKING_DEPTH = 100;
-/**
- * Fusion constants, measured on LoCoMo (bench/recall-quality.ts): a small k lets the top of each list count,
- * and the full-text ranking, which finds names, dates and numbers, weighs a little more than the vectors.
- */
-const RRF_K = 20;
-const VECTOR_WEIGHT = 1;
-const TEXT_WEIGHT = 1.5;
-export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
+/**
+ * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
+ * budget), list, forget, correct and confirm, each in one subject-scoped transaction. Returns domain values;
+ * throws ServiceErrors (SECRET_REJECTED, NOT_FOUND, EMBEDDING_ERROR from the provider, DATABASE_ERROR from the
+ * database layer).
+ */
 export class MemoryService {
   readonly #options: MemoryServiceOptions;
 
@@ -62,110 +50,67 @@ export class MemoryService {
     this.#options = options;
   }
 
-  get db(): DatabaseHandle {
-    return this.#options.db;
-  }
-
-  /** Embeds one text as a vector tagged with its model. Throws EMBEDDING_ERROR. */
-  async embed(text: string): Promise<StoredVector> {
-    const { embedder } = this.#options;
-    const [vector] = await embedder.embed([text]);
-    return { literal: toVectorLiteral(vector!), model: embedder.model, dimensions: vector!.length };
-  }
-
-  async remember(subject: string, memory: NewMemory, policy: DedupPolicy): Promise<RememberOutcome> {
-    if (looksLikeSecret(memory.text)) throw secretRejected();
-    const vector = await this.embed(memory.text);
+  async remember(subject: string, memory: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
+    if (looksLikeSecret(memory.text)) throw secretRejected('text');
+    const vector = await this.#embed(memory.text);
     const threshold = this.#options.nearDuplicateThreshold;
-    return this.inTransaction(subject, 'storing the memory', async (trx) => {
+    return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const near = policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold, NEAR_LIMIT);
       if (policy === 'skip_if_near') {
         const same = near.find((candidate) => sameFact(candidate.text, memory.text));
-        if (same !== undefined) {
-          return { ok: true, memory_id: same.memory_id, message: 'Already remembered', near_duplicates: near };
-        }
+        if (same !== undefined) return { memoryId: same.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
       }
       const memoryId = await insertMemory(trx, subject, memory, vector);
       const corrected = await findNearTombstones(trx, subject, vector, threshold, NEAR_LIMIT);
-      const notes = [
-        near.length > 0 ? `${near.length} similar ${near.length === 1 ? 'memory exists' : 'memories exist'} (see near_duplicates)` : '',
-        corrected.length > 0 ? 'a similar fact was corrected or forgotten before (see previously_corrected)' : '',
-      ].filter((note) => note !== '');
+      return { memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: corrected };
+    });
+  }
+
+  /** The subject's memories that best match `request.query`, best first, within `request.maxChars` characters. */
+  async recall(subject: string, request: RecallRequest): Promise<RecallResult> {
+    const vector = await this.#embed(request.query);
+    const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
+    return this.#options.db.withSubject(subject, 'recalling memories', async (trx) => {
+      const query = { text: request.query, vector, filters: request.filters };
+      const { ranked } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
+      const top = ranked.slice(0, request.limit);
+      const records = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
+      const ordered = top.flatMap((item) => {
+        const record = records.get(item.id);
+        return record === undefined ? [] : [{ ...record, score: item.score }];
+      });
+      const { kept, cut } = fitToBudget(ordered, request.maxChars);
       return {
-        ok: true,
-        memory_id: memoryId,
-        message: notes.length === 0 ? 'Remembered' : `Remembered; ${notes.join('; ')}`,
-        ...(policy === 'ask' ? { near_duplicates: near } : {}),
-        ...(corrected.length > 0 ? { previously_corrected: corrected } : {}),
+        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), score: row.score })),
+        cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
     });
   }
 
-  /**
-   * The subject's memories that best match `query`: vector similarity and full-text rank fused (see
-   * docs in README, "Recall and the memory tools"). `strategy` other than hybrid is for benchmarks.
-   */
-  async recall(subject: string, request: RecallRequest, strategy: RecallStrategy = 'hybrid'): Promise<RecallOutcome & { plan?: VectorPlan }> {
-    const vector = strategy === 'text' ? undefined : await this.embed(request.query);
-    const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
-    return this.inTransaction(subject, 'recalling memories', async (trx) => {
-      const rankings: number[][] = [];
-      const weights: number[] = [];
-      let plan: VectorPlan | undefined;
-      const subjectMemories = await subjectMemoryCount(trx, subject);
-      if (vector !== undefined) {
-        const ranked = await vectorRanking(trx, subject, request.filters, vector, RANKING_DEPTH, { exactScanLimit, subjectMemories });
-        rankings.push(ranked.ids);
-        weights.push(VECTOR_WEIGHT);
-        plan = ranked.plan;
-      }
-      if (strategy !== 'vector') {
-        rankings.push(await textRanking(trx, subject, request.filters, request.query, RANKING_DEPTH, subjectMemories));
-        weights.push(TEXT_WEIGHT);
-      }
-      const fused = fuseRankings(rankings, weights, RRF_K);
-      const top = fused.slice(0, request.limit);
-      const rows = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((row) => [row.id, row]));
-      const ordered = top.flatMap((item) => {
-        const row = rows.get(item.id);
-        return row === undefined ? [] : [{ ...row, score: item.score }];
-      });
-      const { kept, cut } = fitToBudget(ordered, request.maxChars);
-      const memories = kept.map(({ row, truncated }) => ({ ...toView(row, truncated), score: round(row.score) }));
-      const cutBy = cut ? 'max_chars' : fused.length > request.limit ? 'limit' : null;
-      return { ok: true as const, memories, cut_by: cutBy, message: recallMessage(memories.length, cutBy, request.filters), ...(plan === undefined ? {} : { plan }) };
-    });
-  }
-
   /** One page of the subject's memories, newest first. */
-  async listMemories(subject: string, request: ListRequest): Promise<ListOutcome> {
-    return this.inTransaction(subject, 'listing memories', async (trx) => {
+  async list(subject: string, request: ListRequest): Promise<ListResult> {
+    return this.#options.db.withSubject(subject, 'listing memories', async (trx) => {
       const rows = await listPage(trx, subject, request, request.limit + 1);
-      const page = rows.slice(0, request.limit);
-      const { kept, cut } = fitToBudget(page, request.maxChars);
+      const { kept, cut } = fitToBudget(rows.slice(0, request.limit), request.maxChars);
       const more = cut || rows.length > request.limit;
-      const last = kept.at(-1)?.row;
-      const memories = kept.map(({ row, truncated }) => toView(row, truncated));
-      const nextCursor = more && last !== undefined ? encodeCursor({ createdAt: last.position, id: last.id }) : null;
-      const message =
-        memories.length === 0
-          ? request.cursor === undefined ? 'No memories stored' + (hasFilters(request.filters) ? ' that match these filters' : '') : 'No more memories'
-          : `${memories.length} ${memories.length === 1 ? 'memory' : 'memories'}, newest first` +
-            (nextCursor === null ? '; this is the last page' : `; more follow${cut ? ' (max_chars reached)' : ''}: pass next_cursor as cursor`);
-      return { ok: true, memories, next_cursor: nextCursor, message };
+      return {
+        memories: kept.map(({ row, truncated }) => toMemory(row, truncated)),
+        next: more ? kept.at(-1)?.row.position : undefined,
+        cutByBudget: cut,
+      };
     });
   }
 
   /** Removes a memory from recall, keeping a tombstone (reason forgotten). NOT_FOUND for another subject's id too. */
-  async forget(subject: string, memoryId: number, note: string | undefined): Promise<{ ok: true; memory_id: number; message: string }> {
-    if (note !== undefined && looksLikeSecret(note)) throw secretRejected('reason');
-    return this.inTransaction(subject, 'forgetting the memory', async (trx) => {
+  async forget(subject: string, memoryId: number, note: string | undefined): Promise<ForgetResult> {
+    if (note !== undefined && looksLikeSecret(note)) throw secretRejected('note');
+    return this.#options.db.withSubject(subject, 'forgetting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
-      await insertTombstone(trx, subject, removed, 'forgotten', null, note);
-      return { ok: true, memory_id: memoryId, message: 'Forgotten; it will not be recalled again' };
+      await insertTombstone(trx, subject, removed, 'forgotten', undefined, note);
+      return { memoryId };
     });
   }
 
@@ -173,15 +118,11 @@ export class MemoryService {
    * Stores the corrected fact as a new memory and tombstones the old one (reason corrected, replaced_by the
    * new id), in one transaction: either both happen or neither.
    */
-  async correct(
-    subject: string,
-    memoryId: number,
-    correction: Correction,
-  ): Promise<{ ok: true; memory_id: number; replaced_memory_id: number; message: string }> {
-    if (looksLikeSecret(correction.text)) throw secretRejected();
-    if (correction.note !== undefined && looksLikeSecret(correction.note)) throw secretRejected('reason');
-    const vector = await this.embed(correction.text);
-    return this.inTransaction(subject, 'correcting the memory', async (trx) => {
+  async correct(subject: string, memoryId: number, correction: Correction): Promise<CorrectResult> {
+    if (looksLikeSecret(correction.text)) throw secretRejected('text');
+    if (correction.note !== undefined && looksLikeSecret(correction.note)) throw secretRejected('note');
+    const vector = await this.#embed(correction.text);
+    return this.#options.db.withSubject(subject, 'correcting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
@@ -201,52 +142,24 @@ export class MemoryService {
         vector,
       );
       await insertTombstone(trx, subject, removed, 'corrected', newId, correction.note);
-      return {
-        ok: true,
-        memory_id: newId,
-        replaced_memory_id: memoryId,
-        message: `Corrected; memory ${memoryId} was replaced by memory ${newId}`,
-      };
+      return { memoryId: newId, replacedMemoryId: memoryId };
     });
   }
 
   /** Marks a memory as verified now. */
-  async confirm(subject: string, memoryId: number): Promise<{ ok: true; memory_id: number; last_confirmed_at: string; message: string }> {
-    return this.inTransaction(subject, 'confirming the memory', async (trx) => {
+  async confirm(subject: string, memoryId: number): Promise<ConfirmResult> {
+    return this.#options.db.withSubject(subject, 'confirming the memory', async (trx) => {
       const confirmed = await confirmMemory(trx, subject, memoryId);
       if (confirmed === undefined) throw notFound(`memory ${memoryId}`);
-      return { ok: true, memory_id: memoryId, last_confirmed_at: confirmed.toISOString(), message: 'Confirmed as still true' };
+      return { memoryId, lastConfirmedAt: confirmed };
     });
   }
 
-  /**
-   * Runs `work` in one subject-scoped transaction; any database failure becomes DATABASE_ERROR and,
-   * the transaction being rolled back, leaves nothing half-done.
-   */
-  async inTransaction<T>(
-    subject: string,
-    activity: string,
-    work: Parameters<DatabaseHandle['withSubject']>[1] extends (trx: infer X) => Promise<unknown> ? (trx: X) => Promise<T> : never,
-  ): Promise<T> {
-    try {
-      return await this.#options.db.withSubject(subject, work);
-    } catch (error) {
-      // Ours, or a programming error: neither is the database's fault.
-      if (isServiceError(error) || error instanceof TypeError || error instanceof ReferenceError) throw error;
-      this.#options.onDatabaseError?.(error);
-      throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
-    }
+  /** Embeds one text as a vector tagged with its model. Throws EMBEDDING_ERROR. */
+  async #embed(text: string): Promise<StoredVector> {
+    const { embedder } = this.#options;
+    const [vector] = await embedder.embed([text]);
+    if (vector === undefined) throw embeddingError('the embedding provider returned no vector');
+    return storedVector(vector, embedder.model);
   }
-}
-
-function round(value: number): number {
-  return Math.round(value * 10_000) / 10_000;
-}
-
-function recallMessage(count: number, cutBy: RecallOutcome['cut_by'], filters: MemoryFilters): string {
-  if (count === 0) return `No stored memory matches${hasFilters(filters) ? ' with these filters' : ''}`;
-  const found = `${count} ${count === 1 ? 'memory' : 'memories'}, best match first`;
-  if (cutBy === 'limit') return `${found}; more are stored, less relevant (raise limit to see them)`;
-  if (cutBy === 'max_chars') return `${found}; cut short by max_chars (raise it, or narrow the query, to see more)`;
-  return found;
 }

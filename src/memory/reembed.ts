@@ -1,10 +1,11 @@
-import { sql } from 'kysely';
+import { countStaleEmbeddings, staleEmbeddingBatch, updateEmbedding, type EmbeddedTable } from '../db/memories/reembed.js';
 import type { DatabaseHandle } from '../db/open-database.js';
+import { storedVector } from '../db/pgvector.js';
+import { embeddingError } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { toVectorLiteral } from './vector.js';
 
 export interface ReembedProgress {
-  readonly table: 'memories' | 'tombstones';
+  readonly table: EmbeddedTable;
   readonly done: number;
   readonly total: number;
 }
@@ -21,40 +22,21 @@ export async function reembedAll(
 ): Promise<{ memories: number; tombstones: number }> {
   const counts = { memories: 0, tombstones: 0 };
   for (const table of ['memories', 'tombstones'] as const) {
-    const total = await db.withSubject('*', async (trx) => {
-      const row = await trx
-        .selectFrom(table)
-        .select(sql<string>`count(*)`.as('n'))
-        .where('embedding_model', '<>', embedder.model)
-        .executeTakeFirstOrThrow();
-      return Number(row.n);
-    });
+    const total = await db.withSubject('*', 're-embedding', (trx) => countStaleEmbeddings(trx, table, embedder.model));
     let lastId = 0;
     for (;;) {
-      const batch = await db.withSubject('*', (trx) =>
-        trx
-          .selectFrom(table)
-          .select(['id', 'text'])
-          .where('embedding_model', '<>', embedder.model)
-          .where('id', '>', lastId as never)
-          .orderBy('id')
-          .limit(batchSize)
-          .execute(),
-      );
-      if (batch.length === 0) break;
+      const batch = await db.withSubject('*', 're-embedding', (trx) => staleEmbeddingBatch(trx, table, embedder.model, lastId, batchSize));
+      const last = batch.at(-1);
+      if (last === undefined) break;
       const vectors = await embedder.embed(batch.map((row) => row.text));
-      await db.withSubject('*', async (trx) => {
+      await db.withSubject('*', 're-embedding', async (trx) => {
         for (const [index, row] of batch.entries()) {
-          const vector = vectors[index]!;
-          await sql`
-            update ${sql.table(table)}
-               set embedding = ${toVectorLiteral(vector)}::vector,
-                   embedding_model = ${embedder.model},
-                   embedding_dimensions = ${vector.length}
-             where id = ${row.id}`.execute(trx);
+          const vector = vectors[index];
+          if (vector === undefined) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${batch.length} texts`);
+          await updateEmbedding(trx, table, row.id, storedVector(vector, embedder.model));
         }
       });
-      lastId = Number(batch.at(-1)!.id);
+      lastId = last.id;
       counts[table] += batch.length;
       onProgress({ table, done: counts[table], total });
     }

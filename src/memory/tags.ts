@@ -27,7 +27,12 @@
 
 export const TAG_LIMITS = { maxTags: 20, maxTagChars: 64 } as const;
 
-export type TagResult = { ok: true; tags: string[] } | { ok: false; message: string };
+/** A refused list: too many items (counted before de-duplication), or the item at `index` empty or too long. */
+export type TagProblem =
+  | { readonly problem: 'too_many'; readonly count: number }
+  | { readonly problem: 'empty' | 'too_long'; readonly index: number };
+
+export type TagResult = { readonly ok: true; readonly tags: string[] } | ({ readonly ok: false } & TagProblem);
 
 /** Runs of hyphens, whitespace and underscores; each run is handled as a whole (linear time). */
 const SEPARATOR_RUN = /[-\s_]+/gu;
@@ -48,20 +53,20 @@ export function normalizeTag(tag: string): string {
 /** Number of Unicode code points in `value` (not UTF-16 code units). */
 const codePointLength = (value: string): number => [...value].length;
 
-/** Normalises, validates and de-duplicates a list of tags; messages name the `tags` argument. */
+/** Normalises, validates and de-duplicates a list of tags; the first problem found refuses the list. */
 export function normalizeTags(input: readonly string[]): TagResult {
   if (input.length > TAG_LIMITS.maxTags) {
-    return { ok: false, message: `tags has ${input.length} items; at most ${TAG_LIMITS.maxTags} are allowed` };
+    return { ok: false, problem: 'too_many', count: input.length };
   }
   const seen = new Set<string>();
   const tags: string[] = [];
   for (let i = 0; i < input.length; i++) {
     const tag = normalizeTag(input[i] ?? '');
     if (tag === '') {
-      return { ok: false, message: `tags[${i}] is empty after normalisation` };
+      return { ok: false, problem: 'empty', index: i };
     }
     if (codePointLength(tag) > TAG_LIMITS.maxTagChars) {
-      return { ok: false, message: `tags[${i}] is longer than ${TAG_LIMITS.maxTagChars} characters after normalisation` };
+      return { ok: false, problem: 'too_long', index: i };
     }
     if (!seen.has(tag)) {
       seen.add(tag);

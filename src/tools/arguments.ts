@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalizeTags, TAG_LIMITS } from '../memory/tags.js';
+import { normalizeTags, TAG_LIMITS, type TagProblem } from '../memory/tags.js';
 
 /** Building blocks shared by the tools' argument schemas. Optional arguments also accept null (= absent). */
 
@@ -41,12 +41,24 @@ export const optionalTagList = (description: string) =>
       if (tags === null || tags === undefined) return undefined;
       const result = normalizeTags(tags);
       if (!result.ok) {
-        context.addIssue({ code: 'custom', message: result.message, input: tags });
+        context.addIssue({ code: 'custom', message: describeTagProblem(result), input: tags });
         return z.NEVER;
       }
       return result.tags;
     })
     .meta({ description, maxItems: TAG_LIMITS.maxTags });
+
+/** Names the argument: "tags[1] is empty after normalisation". */
+export function describeTagProblem(problem: TagProblem): string {
+  switch (problem.problem) {
+    case 'too_many':
+      return `tags has ${problem.count} items; at most ${TAG_LIMITS.maxTags} are allowed`;
+    case 'empty':
+      return `tags[${problem.index}] is empty after normalisation`;
+    case 'too_long':
+      return `tags[${problem.index}] is longer than ${TAG_LIMITS.maxTagChars} characters after normalisation`;
+  }
+}
 
 const ISO_WITH_ZONE = 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T09:00:00Z';
 

@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { importance, memoryId, optionalString, optionalTagList } from './arguments.js';
 import { REASON_CHARS } from './forget.js';
-import { checkExpiresAt, rememberInput } from './remember.js';
+import { memoryIdOutput } from './output.js';
+import { checkExpiresAt, REMEMBER_ERRORS, rememberInput } from './remember.js';
 
 /** remember's arguments (same validation), less the ones that make no sense for a replacement. */
 export function correctInput(maxTextChars: number) {
@@ -28,20 +30,30 @@ export function correctTool(service: MemoryService, maxTextChars: number): Tool 
     scope: 'memory:write',
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     input: correctInput(maxTextChars),
+    output: {
+      memory_id: memoryIdOutput('The new memory holding the corrected fact.'),
+      replaced_memory_id: memoryIdOutput('The memory it replaced (no longer recalled).'),
+      message: z.string(),
+    },
+    errors: [...REMEMBER_ERRORS, 'NOT_FOUND'],
+    arguments: { note: 'reason' },
     async run(args, context) {
       checkExpiresAt(args.expires_at);
-      return {
-        ...(await service.correct(context.subject, args.memory_id, {
-          text: args.text,
-          tags: args.tags,
-          importance: args.importance,
-          sourceProvider: args.source_provider,
-          captureMode: args.capture_mode,
-          sessionId: args.session_id,
-          expiresAt: args.expires_at,
-          note: args.reason,
-        })),
-      };
+      return service.correct(context.subject, args.memory_id, {
+        text: args.text,
+        tags: args.tags,
+        importance: args.importance,
+        sourceProvider: args.source_provider,
+        captureMode: args.capture_mode,
+        sessionId: args.session_id,
+        expiresAt: args.expires_at,
+        note: args.reason,
+      });
     },
+    present: (result) => ({
+      memory_id: result.memoryId,
+      replaced_memory_id: result.replacedMemoryId,
+      message: `Corrected; memory ${result.replacedMemoryId} was replaced by memory ${result.memoryId}`,
+    }),
   });
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { memoryId, optionalString } from './arguments.js';
+import { memoryIdOutput } from './output.js';
 
 export const REASON_CHARS = 500;
 
@@ -20,8 +21,10 @@ export function forgetTool(service: MemoryService): Tool {
       memory_id: memoryId('The memory to forget.'),
       reason: optionalString(REASON_CHARS, 'Why it is forgotten, briefly (e.g. "user asked"). Kept with the record; no secrets.'),
     }),
-    async run(args, context) {
-      return { ...(await service.forget(context.subject, args.memory_id, args.reason)) };
-    },
+    output: { memory_id: memoryIdOutput('The forgotten memory.'), message: z.string() },
+    errors: ['INVALID_INPUT', 'SECRET_REJECTED', 'NOT_FOUND', 'DATABASE_ERROR'],
+    arguments: { note: 'reason' },
+    run: (args, context) => service.forget(context.subject, args.memory_id, args.reason),
+    present: (result) => ({ memory_id: result.memoryId, message: 'Forgotten; it will not be recalled again' }),
   });
 }

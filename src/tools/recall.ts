@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from '../mcp/tool.js';
+import { hasFilters } from '../memory/filters.js';
 import type { MemoryService } from '../memory/memory-service.js';
+import type { RecallResult } from '../memory/types.js';
 import { boundedInteger, requiredText } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
+import { memoriesCount, memoryOutput, presentMemory, rounded, scoreOutput } from './output.js';
 
 export const RECALL_LIMITS = { queryChars: 1000, maxLimit: 50, defaultLimit: 10, minChars: 200, maxChars: 100_000, defaultChars: 10_000 } as const;
 
@@ -23,6 +26,20 @@ export function recallInput() {
   });
 }
 
+const recalledOutput = z.strictObject({
+  ...memoryOutput,
+  score: scoreOutput('Relevance in (0, 1]; 1 = ranked first by meaning and by words.'),
+});
+
+const recallOutput = {
+  memories: z.array(recalledOutput).meta({ description: 'Best match first.' }),
+  cut_by: z
+    .enum(['limit', 'max_chars'])
+    .nullable()
+    .meta({ description: 'Why more matches were left out: "limit" (raise limit) or "max_chars" (raise it); null when none were.' }),
+  message: z.string(),
+};
+
 export function recallTool(service: MemoryService): Tool {
   return defineTool({
     name: 'recall',
@@ -36,14 +53,23 @@ export function recallTool(service: MemoryService): Tool {
     scope: 'memory:read',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     input: recallInput(),
-    async run(args, context) {
-      const outcome = await service.recall(context.subject, {
-        query: args.query,
-        limit: args.limit,
-        maxChars: args.max_chars,
-        filters: toFilters(args),
-      });
-      return { ok: outcome.ok, memories: outcome.memories, cut_by: outcome.cut_by, message: outcome.message };
-    },
+    output: recallOutput,
+    errors: ['INVALID_INPUT', 'EMBEDDING_ERROR', 'DATABASE_ERROR'],
+    run: (args, context) =>
+      service.recall(context.subject, { query: args.query, limit: args.limit, maxChars: args.max_chars, filters: toFilters(args) }),
+    present: (result, args) => presentRecall(result, hasFilters(toFilters(args))),
   });
+}
+
+function presentRecall(result: RecallResult, filtered: boolean): z.output<z.ZodObject<typeof recallOutput>> {
+  const memories = result.memories.map((memory) => ({ ...presentMemory(memory), score: rounded(memory.score) }));
+  return { memories, cut_by: result.cutBy ?? null, message: recallMessage(memories.length, result.cutBy, filtered) };
+}
+
+function recallMessage(count: number, cutBy: RecallResult['cutBy'], filtered: boolean): string {
+  if (count === 0) return `No stored memory matches${filtered ? ' with these filters' : ''}`;
+  const found = `${memoriesCount(count)}, best match first`;
+  if (cutBy === 'limit') return `${found}; more are stored, less relevant (raise limit to see them)`;
+  if (cutBy === 'max_chars') return `${found}; cut short by max_chars (raise it, or narrow the query, to see more)`;
+  return found;
 }

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { invalidInput } from '../errors.js';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
+import type { DedupPolicy, NearMemory, RememberResult, TombstoneMatch } from '../memory/types.js';
 import { importance, optionalEnum, optionalString, requiredText, tagList, timestamp } from './arguments.js';
+import { memoryIdOutput, rounded, scoreOutput, timestampOutput } from './output.js';
 
 /** Allowed clock skew for last_confirmed_at ("now" on the caller's clock may be slightly ahead of ours). */
 const CLOCK_SKEW_MS = 60_000;
@@ -34,6 +36,38 @@ export function rememberInput(maxTextChars: number) {
   });
 }
 
+const nearDuplicateOutput = z.strictObject({
+  memory_id: memoryIdOutput('The similar memory.'),
+  text: z.string(),
+  similarity: scoreOutput('Cosine similarity to the new text, 1 = same meaning.'),
+  tags: z.array(z.string()),
+  created_at: timestampOutput('When it was stored.'),
+  last_confirmed_at: timestampOutput('When it was last known to be true.'),
+});
+
+const previouslyCorrectedOutput = z.strictObject({
+  memory_id: memoryIdOutput('The memory that was corrected or forgotten.'),
+  text: z.string().meta({ description: 'Its old text.' }),
+  reason: z.enum(['corrected', 'forgotten']),
+  replaced_by: memoryIdOutput('The memory holding the correction.').optional(),
+  note: z.string().optional().meta({ description: 'Why it was corrected or forgotten.' }),
+  similarity: scoreOutput('Cosine similarity to the new text.'),
+  tombstoned_at: timestampOutput('When it was corrected or forgotten.'),
+});
+
+export const rememberOutput = {
+  memory_id: memoryIdOutput('The stored memory, or the one already stating the same fact ("Already remembered").'),
+  message: z.string(),
+  near_duplicates: z.array(nearDuplicateOutput).optional().meta({ description: 'Similar stored memories, best first (under "ask", and when already remembered).' }),
+  previously_corrected: z
+    .array(previouslyCorrectedOutput)
+    .optional()
+    .meta({ description: 'Corrected or forgotten memories near the new text: the user may be repeating an outdated fact.' }),
+};
+
+/** The errors remember can answer with; correct can answer them too. */
+export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
+
 export function rememberTool(service: MemoryService, maxTextChars: number): Tool {
   return defineTool({
     name: 'remember',
@@ -46,12 +80,14 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
     scope: 'memory:write',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     input: rememberInput(maxTextChars),
+    output: rememberOutput,
+    errors: REMEMBER_ERRORS,
     async run(args, context) {
       checkExpiresAt(args.expires_at);
       if (args.last_confirmed_at !== undefined && args.last_confirmed_at.getTime() > Date.now() + CLOCK_SKEW_MS) {
         throw invalidInput('last_confirmed_at: must not be in the future');
       }
-      const outcome = await service.remember(
+      return service.remember(
         context.subject,
         {
           text: args.text,
@@ -65,9 +101,48 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
         },
         args.dedup_policy,
       );
-      return { ...outcome };
     },
+    present: (result, args) => presentRemember(result, args.dedup_policy),
   });
+}
+
+function presentRemember(result: RememberResult, policy: DedupPolicy): z.output<z.ZodObject<typeof rememberOutput>> {
+  const near = result.nearDuplicates.map(presentNearDuplicate);
+  if (result.status === 'already_stored') return { memory_id: result.memoryId, message: 'Already remembered', near_duplicates: near };
+  const corrected = result.previouslyCorrected;
+  const notes = [
+    near.length > 0 ? `${near.length} similar ${near.length === 1 ? 'memory exists' : 'memories exist'} (see near_duplicates)` : '',
+    corrected.length > 0 ? 'a similar fact was corrected or forgotten before (see previously_corrected)' : '',
+  ].filter((note) => note !== '');
+  return {
+    memory_id: result.memoryId,
+    message: notes.length === 0 ? 'Remembered' : `Remembered; ${notes.join('; ')}`,
+    ...(policy === 'ask' ? { near_duplicates: near } : {}),
+    ...(corrected.length > 0 ? { previously_corrected: corrected.map(presentPreviouslyCorrected) } : {}),
+  };
+}
+
+function presentNearDuplicate(near: NearMemory): z.output<typeof nearDuplicateOutput> {
+  return {
+    memory_id: near.id,
+    text: near.text,
+    similarity: rounded(near.similarity),
+    tags: [...near.tags],
+    created_at: near.createdAt.toISOString(),
+    last_confirmed_at: near.lastConfirmedAt.toISOString(),
+  };
+}
+
+function presentPreviouslyCorrected(match: TombstoneMatch): z.output<typeof previouslyCorrectedOutput> {
+  return {
+    memory_id: match.memoryId,
+    text: match.text,
+    reason: match.reason,
+    ...(match.replacedBy === undefined ? {} : { replaced_by: match.replacedBy }),
+    ...(match.note === undefined ? {} : { note: match.note }),
+    similarity: rounded(match.similarity),
+    tombstoned_at: match.tombstonedAt.toISOString(),
+  };
 }
 
 /** A memory that has already expired would never be recalled: refuse it rather than store it silently. */

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
-import { configureIterativeScan, hnswQuery, subjectMemoryCount, vectorConditions, vectorRanking } from '../../src/memory/recall-repository.js';
-import type { MemoryFilters } from '../../src/memory/types.js';
-import { toVectorLiteral } from '../../src/memory/vector.js';
+import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
+import type { MemoryFilters } from '../../src/db/memories/records.js';
+import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
+import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
+import { toVectorLiteral } from '../../src/db/pgvector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
 import { sharedPGlite } from '../helpers/shared.js';
@@ -46,16 +48,6 @@ function buildRows(): Row[] {
   return rows;
 }
 
-const noFilters: MemoryFilters = {
-  tags: [],
-  tagMatch: 'any',
-  sessionId: undefined,
-  captureMode: undefined,
-  sourceProvider: undefined,
-  createdAfter: undefined,
-  createdBefore: undefined,
-};
-
 function cosineDistance(a: readonly number[], b: readonly number[]): number {
   let dot = 0;
   let na = 0;
@@ -83,7 +75,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     });
     for (let start = 0; start < rows.length; start += 1000) {
       const batch = rows.slice(start, start + 1000);
-      const inserted = await db.withSubject('*', (trx) =>
+      const inserted = await db.withSubject('*', 'inspecting rows', (trx) =>
         trx
           .insertInto('memories')
           .values(
@@ -101,11 +93,11 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       );
       ids.push(...inserted.map((row) => Number(row.id)));
     }
-    await db.withSubject('*', (trx) => sql`analyze memories`.execute(trx));
+    await db.withSubject('*', 'inspecting rows', (trx) => sql`analyze memories`.execute(trx));
     // Building the data set maintains an HNSW index row by row: minutes on PGlite on a busy 2-core machine.
   }, 600_000);
   afterAll(async () => {
-    if (engine === 'postgres') await db.withSubject('*', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
+    if (engine === 'postgres') await db.withSubject('*', 'inspecting rows', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
     await db.close();
   });
 
@@ -121,7 +113,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
   }
 
   const rank = (subject: string, query: readonly number[], filters: Partial<MemoryFilters>) =>
-    db.withSubject(subject, async (trx) =>
+    db.withSubject(subject, 'inspecting rows', async (trx) =>
       vectorRanking(trx, subject, { ...noFilters, ...filters }, { literal: toVectorLiteral(query), model: MODEL, dimensions: DIMS }, DEPTH, {
         exactScanLimit: EXACT_SCAN_LIMIT,
         subjectMemories: await subjectMemoryCount(trx, subject),
@@ -161,7 +153,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
 
   it('reaches the HNSW index on that path', async () => {
     const vector = { literal: toVectorLiteral(queries[0]!), model: MODEL, dimensions: DIMS };
-    const plan = await db.withSubject('big', async (trx) => {
+    const plan = await db.withSubject('big', 'inspecting rows', async (trx) => {
       await configureIterativeScan(trx, DEPTH);
       const query = hnswQuery(vectorConditions('big', noFilters, vector), vector, DEPTH).compile(trx);
       const { rows: lines } = await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain ${query.sql}` });
@@ -172,7 +164,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
 
   it('would return leftovers from a plain global index scan (why the plan above exists)', async () => {
     const query = queries[0]!;
-    const leftovers = await db.withSubject('*', async (trx) => {
+    const leftovers = await db.withSubject('*', 'inspecting rows', async (trx) => {
       await sql`select set_config('hnsw.iterative_scan', 'off', true)`.execute(trx);
       const { rows: found } = await sql<{ subject: string }>`
         select subject from memories where embedding_dimensions = ${DIMS}

@@ -5,12 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import type { Database } from '../../src/db/schema.js';
-import { subjectMemoryCount, textRanking } from '../../src/memory/recall-repository.js';
-import type { MemoryFilters } from '../../src/memory/types.js';
+import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
+import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
+import { textRanking } from '../../src/db/memories/text-ranking.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { sharedPGlite } from '../helpers/shared.js';
-
-const noFilters: MemoryFilters = { tags: [], tagMatch: 'any', sessionId: undefined, captureMode: undefined, sourceProvider: undefined, createdAfter: undefined, createdBefore: undefined };
 
 /**
  * A database holding memories written before migrations 0004 (memory_terms) and 0005 (subject_stats) must keep
@@ -63,9 +62,9 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
 
       const handle = await openDatabase({ url: engine === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: 3, pglite });
       try {
-        const found = await handle.withSubject('alice', async (trx) => textRanking(trx, 'alice', noFilters, 'where does she keep the passport?', 10, await subjectMemoryCount(trx, 'alice')));
+        const found = await handle.withSubject('alice', 'inspecting rows', async (trx) => textRanking(trx, 'alice', noFilters, 'where does she keep the passport?', 10, await subjectMemoryCount(trx, 'alice')));
         expect(found).toEqual([inserted.alice]);
-        const foreign = await handle.withSubject('alice', async (trx) => textRanking(trx, 'alice', noFilters, 'bicycle garage', 10, await subjectMemoryCount(trx, 'alice')));
+        const foreign = await handle.withSubject('alice', 'inspecting rows', async (trx) => textRanking(trx, 'alice', noFilters, 'bicycle garage', 10, await subjectMemoryCount(trx, 'alice')));
         expect(foreign).toEqual([]);
       } finally {
         await handle.close();

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../src/errors.js';
 import { engines } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -31,7 +32,7 @@ describe.each(engines)('subject isolation on %s', (engine) => {
   });
 
   const aliceState = () =>
-    server.service.db.withSubject(ALICE, async (trx) => ({
+    server.service.db.withSubject(ALICE, 'inspecting rows', async (trx) => ({
       memories: await trx.selectFrom('memories').select(['id', 'text', 'tags', 'last_confirmed_at', 'updated_at']).orderBy('id').execute(),
       tombstones: await trx.selectFrom('tombstones').select(['memory_id', 'reason']).orderBy('id').execute(),
     }));
@@ -88,7 +89,7 @@ describe.each(engines)('subject isolation on %s', (engine) => {
   });
 
   describe('row-level security, the second line of defence (queries without any WHERE subject)', () => {
-    const asBob = <T>(work: Parameters<typeof server.service.db.withSubject<T>>[1]) => server.service.db.withSubject(BOB, work);
+    const asBob = <T>(work: Parameters<typeof server.service.db.withSubject<T>>[2]) => server.service.db.withSubject(BOB, 'inspecting rows', work);
 
     it('hides every other subject\'s row from an unscoped select', async () => {
       const counts = await asBob(async (trx) => ({
@@ -118,30 +119,38 @@ describe.each(engines)('subject isolation on %s', (engine) => {
       expect(await aliceState()).toEqual(before);
     });
 
+    /** The database refused it under row-level security, and the database layer reported it as DATABASE_ERROR. */
+    const refusedByRowLevelSecurity = async (work: Promise<unknown>) => {
+      const error = await work.then(() => undefined, (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ServiceError);
+      expect((error as ServiceError).code).toBe('DATABASE_ERROR');
+      expect(((error as ServiceError).cause as Error).message).toMatch(/row-level security/);
+    };
+
     it('refuses to write a row for another subject, or to move a row to another subject', async () => {
-      await expect(
+      await refusedByRowLevelSecurity(
         asBob((trx) =>
           sql`insert into memories (subject, text, embedding, embedding_model, embedding_dimensions)
               values (${ALICE}, 'planted by bob', '[1,0,0]', 'x', 3)`.execute(trx),
         ),
-      ).rejects.toThrow(/row-level security/);
-      await expect(
+      );
+      await refusedByRowLevelSecurity(
         asBob((trx) =>
           sql`insert into tombstones (memory_id, subject, text, embedding, embedding_model, embedding_dimensions, reason, memory_created_at)
               values (424242, ${ALICE}, 'planted by bob', '[1,0,0]', 'x', 3, 'forgotten', now())`.execute(trx),
         ),
-      ).rejects.toThrow(/row-level security/);
-      await expect(asBob((trx) => sql`update memories set subject = ${ALICE}`.execute(trx))).rejects.toThrow(/row-level security/);
-      await expect(
+      );
+      await refusedByRowLevelSecurity(asBob((trx) => sql`update memories set subject = ${ALICE}`.execute(trx)));
+      await refusedByRowLevelSecurity(
         asBob((trx) => sql`insert into memory_terms (subject, lexeme, memory_id) values (${ALICE}, 'planted', ${aliceIds[0]!})`.execute(trx)),
-      ).rejects.toThrow(/row-level security/);
+      );
       const mine = await asBob((trx) => sql<{ subject: string }>`select subject from memories`.execute(trx));
       expect(mine.rows.every((row) => row.subject === BOB)).toBe(true);
       expect((await aliceState()).memories.map((row) => row.text)).not.toContain('planted by bob');
     });
 
     it('shows nothing at all when no subject is set', async () => {
-      const rows = await server.service.db.withSubject('', (trx) => sql`select id from memories`.execute(trx));
+      const rows = await server.service.db.withSubject('', 'inspecting rows', (trx) => sql`select id from memories`.execute(trx));
       expect(rows.rows).toEqual([]);
     });
   });

@@ -32,11 +32,11 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
     const recalledIds = async (query: string) =>
       ((await ok('recall', { query, limit: 50 })).memories as { memory_id: number }[]).map((memory) => memory.memory_id);
     const memories = () =>
-      server.service.db.withSubject(subject, (trx) =>
+      server.service.db.withSubject(subject, 'inspecting rows', (trx) =>
         trx.selectFrom('memories').select(['id', 'text', 'tags', 'importance', 'source_provider', 'capture_mode', 'session_id', 'expires_at', 'last_confirmed_at']).orderBy('id').execute(),
       );
     const tombstones = () =>
-      server.service.db.withSubject(subject, (trx) =>
+      server.service.db.withSubject(subject, 'inspecting rows', (trx) =>
         trx.selectFrom('tombstones').select(['memory_id', 'text', 'tags', 'reason', 'replaced_by', 'note']).orderBy('id').execute(),
       );
     return { subject, token, call, ok, remember, recalledIds, memories, tombstones };
@@ -61,13 +61,13 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       expect(tombstones[0]).toMatchObject({ text: 'The user lives in Lisbon', tags: ['home'], reason: 'forgotten', replaced_by: null, note: 'user asked' });
       expect(Number(tombstones[0]!.memory_id)).toBe(id);
       // The full-text index (memory_terms) goes with the memory.
-      const terms = await server.service.db.withSubject(u.subject, (trx) =>
+      const terms = await server.service.db.withSubject(u.subject, 'inspecting rows', (trx) =>
         trx.selectFrom('memory_terms').select(['memory_id', 'lexeme']).orderBy('lexeme').execute(),
       );
       expect(terms.filter((row) => Number(row.memory_id) === id)).toEqual([]);
       expect(terms.filter((row) => Number(row.memory_id) === other).map((row) => row.lexeme)).toEqual(['like', 'sardin', 'user']);
       // And the subject's memory count (subject_stats) follows inserts and deletes.
-      const stats = await server.service.db.withSubject(u.subject, (trx) => trx.selectFrom('subject_stats').select('memories').execute());
+      const stats = await server.service.db.withSubject(u.subject, 'inspecting rows', (trx) => trx.selectFrom('subject_stats').select('memories').execute());
       expect(stats.map((row) => Number(row.memories))).toEqual([1]);
     });
 
@@ -207,7 +207,7 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       const ids: number[] = [];
       for (let i = 0; i < 7; i++) ids.push(await u.remember(`The user noted fact number ${i}`));
       // Two memories created in the same instant: the id breaks the tie.
-      await server.service.db.withSubject(u.subject, (trx) =>
+      await server.service.db.withSubject(u.subject, 'inspecting rows', (trx) =>
         sql`update memories set created_at = (select created_at from memories where id = ${ids[3]!}) where id = ${ids[4]!}`.execute(trx),
       );
       const seen: number[] = [];
@@ -229,7 +229,7 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       const a = await u.remember('The user plays tennis', { tags: ['sport'], session_id: 's1' });
       const b = await u.remember('The user plays chess', { tags: ['games'], session_id: 's1' });
       const c = await u.remember('The user plays golf', { tags: ['sport'], session_id: 's2', expires_at: new Date(Date.now() + hour).toISOString() });
-      await server.service.db.withSubject(u.subject, (trx) => sql`update memories set expires_at = now() - interval '1 minute' where id = ${c}`.execute(trx));
+      await server.service.db.withSubject(u.subject, 'inspecting rows', (trx) => sql`update memories set expires_at = now() - interval '1 minute' where id = ${c}`.execute(trx));
       const list = async (args: Record<string, unknown>) => ((await u.ok('list_memories', args)) as Page).memories.map((memory) => memory.memory_id);
       expect(await list({})).toEqual([b, a]);
       expect(await list({ include_expired: true })).toEqual([c, b, a]);

@@ -31,7 +31,7 @@ describe.each(engines)('remember with OpenAI-compatible embeddings on %s', (engi
   });
 
   const count = () =>
-    server.service.db.withSubject('carol', async (trx) =>
+    server.service.db.withSubject('carol', 'inspecting rows', async (trx) =>
       (await trx.selectFrom('memories').select(['embedding_model', 'embedding_dimensions']).execute()),
     );
 

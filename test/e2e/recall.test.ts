@@ -59,7 +59,7 @@ describe.each(engines)('recall on %s', (engine) => {
 
   /** Raw SQL within one subject's row-level security (the table owner is subject to it too: FORCE). */
   const asSubject = (who: string, statement: string) =>
-    server.service.db.withSubject(who, (trx) => sql.raw(statement).execute(trx));
+    server.service.db.withSubject(who, 'inspecting rows', (trx) => sql.raw(statement).execute(trx));
 
   async function recall(args: Record<string, unknown>, as = token) {
     const { isError, structured } = await server.call(as, 'recall', args);

@@ -20,7 +20,7 @@ describe.each(engines)('remember on %s', (engine) => {
   });
 
   const rows = (subject: string) =>
-    server.service.db.withSubject(subject, (trx) =>
+    server.service.db.withSubject(subject, 'inspecting rows', (trx) =>
       trx
         .selectFrom('memories')
         .select(['id', 'subject', 'text', 'tags', 'source_provider', 'importance', 'capture_mode', 'session_id', 'expires_at', 'last_confirmed_at', 'created_at', 'embedding_model', 'embedding_dimensions'])
@@ -215,7 +215,7 @@ describe.each(engines)('remember on %s', (engine) => {
     await remember(other, { text: 'The user plays the cello' });
     const first = await remember(subject, { text: 'The user plays the cello' });
     expect(first.structured.near_duplicates).toEqual([]);
-    await server.service.db.withSubject(subject, (trx) =>
+    await server.service.db.withSubject(subject, 'inspecting rows', (trx) =>
       sql`update memories set expires_at = now() - interval '1 minute' where subject = ${subject}`.execute(trx),
     );
     const second = await remember(subject, { text: 'The user plays the cello', dedup_policy: 'skip_if_near' });
@@ -228,7 +228,7 @@ describe.each(engines)('remember on %s', (engine) => {
     const old = await remember(subject, { text: 'The user lives in Lisbon' });
     const replacement = await remember(subject, { text: 'The user moved to Porto in 2025', dedup_policy: 'insert' });
     // Tombstone the old memory the way correct does (the tools that do it are covered in their own tests).
-    await server.service.db.withSubject(subject, async (trx) => {
+    await server.service.db.withSubject(subject, 'inspecting rows', async (trx) => {
       await sql`
         insert into tombstones (memory_id, subject, text, tags, embedding, embedding_model, embedding_dimensions, reason, replaced_by, memory_created_at)
         select id, subject, text, tags, embedding, embedding_model, embedding_dimensions, 'corrected', ${replacement.structured.memory_id as number}, created_at

@@ -105,7 +105,36 @@ describe('loadConfig', () => {
 
   it('takes the OpenAI key only from the environment', () => {
     const config = loadConfig({ cwd: dir(), env: { OPENAI_API_KEY: 'sk-test', MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai' } });
-    expect(config.embedding.openaiApiKey).toBe('sk-test');
+    expect(config.embedding).toEqual({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test' });
+  });
+
+  it('resolves the embedding model once: the local model under either name, an OpenAI model without its prefix', () => {
+    for (const model of ['', 'local:universal-sentence-encoder-lite', 'universal-sentence-encoder-lite']) {
+      expect(loadConfig({ cwd: dir(), env: { MEMORY_SERVICE_EMBEDDING_MODEL: model, MEMORY_SERVICE_EMBEDDING_DIMENSIONS: '512' } }).embedding).toEqual({
+        provider: 'local',
+      });
+    }
+    const openai = loadConfig({
+      cwd: dir(),
+      env: {
+        MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai',
+        MEMORY_SERVICE_EMBEDDING_MODEL: 'openai:nomic-embed-text',
+        MEMORY_SERVICE_EMBEDDING_DIMENSIONS: '768',
+        MEMORY_SERVICE_OPENAI_BASE_URL: 'http://localhost:11434/v1/',
+      },
+    });
+    expect(openai.embedding).toEqual({ provider: 'openai', model: 'nomic-embed-text', dimensions: 768, baseUrl: 'http://localhost:11434/v1', apiKey: undefined });
+  });
+
+  it.each([
+    ['another model for the local provider', { MEMORY_SERVICE_EMBEDDING_MODEL: 'text-embedding-3-small' }, /EmbeddingModel: the local embedding provider only supports local:universal-sentence-encoder-lite/],
+    ['another dimension for the local model', { MEMORY_SERVICE_EMBEDDING_DIMENSIONS: '1536' }, /EmbeddingDimensions: the local embedding model has 512 dimensions \(got 1536\)/],
+    ['an OpenAI base URL for the local provider', { MEMORY_SERVICE_OPENAI_BASE_URL: 'http://localhost:11434/v1' }, /OpenAIBaseUrl: only applies when EmbeddingProvider = openai/],
+    ['an OpenAI model prefix without a model', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_EMBEDDING_MODEL: 'openai:' }, /EmbeddingModel: names no model/],
+    ['an OpenAI base URL that is not http(s)', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'ftp://models.local/v1' }, /OpenAIBaseUrl: must be an http\(s\) URL/],
+    ['an OpenAI base URL with credentials', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'https://user:pw@models.example.com/v1' }, /OpenAIBaseUrl: must not contain credentials; set OPENAI_API_KEY instead/],
+  ])('refuses %s', (_name, env, problem) => {
+    expect(() => loadConfig({ cwd: dir(), env })).toThrow(problem);
   });
 
   it('documents every setting in application.ini.example', () => {

@@ -197,12 +197,7 @@ describe('OpenAI provider against a fake OpenAI server', () => {
   });
 
   it('is built by createEmbeddingProvider for an OpenAI-compatible server', async () => {
-    const provider = createEmbeddingProvider({
-      provider: 'openai',
-      model: 'text-embedding-3-small',
-      openaiBaseUrl: server.url,
-      openaiApiKey: KEY,
-    });
+    const provider = createEmbeddingProvider({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: server.url, apiKey: KEY });
     await provider.ready();
     expect(provider.dimensions).toBe(1536);
     await expect(provider.embed(['hello'])).resolves.toHaveLength(1);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../src/memory/list-cursor.js';
-import { fitToBudget } from '../../src/memory/memory-view.js';
+import type { MemoryRecord } from '../../src/db/memories/records.js';
+import { fitToBudget } from '../../src/memory/budget.js';
 import { fuseRankings } from '../../src/memory/rank-fusion.js';
-import type { MemoryRow } from '../../src/memory/recall-repository.js';
+import { decodeCursor, encodeCursor } from '../../src/tools/list-cursor.js';
 
 describe('fuseRankings', () => {
   it('scores 1 for an id ranked first everywhere, and sums weighted reciprocal ranks', () => {
@@ -47,7 +47,7 @@ describe('list cursor', () => {
 });
 
 describe('fitToBudget', () => {
-  const row = (id: number, chars: number): MemoryRow => ({
+  const row = (id: number, chars: number): MemoryRecord => ({
     id,
     text: 'x'.repeat(Math.min(chars, 50)),
     textChars: chars,

@@ -1,5 +1,9 @@
 import { describe, it, expect } from 'vitest';
-import { TAG_LIMITS, normalizeTag, normalizeTags } from '../../src/memory/tags.js';
+import { TAG_LIMITS, normalizeTag, normalizeTags, type TagResult } from '../../src/memory/tags.js';
+import { describeTagProblem } from '../../src/tools/arguments.js';
+
+/** The refusal as the tools word it (the message names the argument); undefined when the tags were accepted. */
+const rejection = (result: TagResult): string | undefined => (result.ok ? undefined : describeTagProblem(result));
 
 describe('TAG_LIMITS', () => {
   it('allows 20 tags of 64 characters', () => {
@@ -110,16 +114,13 @@ describe('normalizeTags', () => {
     ['long before NFKC expansion', ['㍻'.repeat(33)], 'tags[0] is longer than 64 characters after normalisation'],
     ['first error wins', ['a'.repeat(65), ''], 'tags[0] is longer than 64 characters after normalisation'],
   ])('rejects %s', (_name, input, message) => {
-    expect(normalizeTags(input)).toEqual({ ok: false, message });
+    expect(rejection(normalizeTags(input))).toBe(message);
   });
 
   it('measures length after normalisation, not before', () => {
     // 70 input characters, 64 after trimming the spaces and the leading hash.
     expect(normalizeTags([`  #${'b'.repeat(64)}   `])).toEqual({ ok: true, tags: ['b'.repeat(64)] });
     // 64 input characters, 65 after NFKC ("ﬁ" is one code point and becomes two).
-    expect(normalizeTags([`ﬁ${'c'.repeat(63)}`])).toEqual({
-      ok: false,
-      message: 'tags[0] is longer than 64 characters after normalisation',
-    });
+    expect(normalizeTags([`ﬁ${'c'.repeat(63)}`])).toEqual({ ok: false, problem: 'too_long', index: 0 });
   });
 });

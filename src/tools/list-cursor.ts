@@ -1,4 +1,4 @@
-import type { ListCursor } from './types.js';
+import type { ListPosition } from '../memory/types.js';
 
 /**
  * list_memories' page cursor: the position (created_at to the microsecond, id) after which the next page
@@ -7,12 +7,12 @@ import type { ListCursor } from './types.js';
  */
 const POSITION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-export function encodeCursor(cursor: ListCursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
+export function encodeCursor(position: ListPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');
 }
 
-/** The cursor, or undefined when `text` is not one that encodeCursor produced. */
-export function decodeCursor(text: string): ListCursor | undefined {
+/** The position, or undefined when `text` is not one that encodeCursor produced. */
+export function decodeCursor(text: string): ListPosition | undefined {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
@@ -20,7 +20,7 @@ export function decodeCursor(text: string): ListCursor | undefined {
     return undefined;
   }
   if (!Array.isArray(value) || value.length !== 2) return undefined;
-  const [createdAt, id] = value as unknown[];
+  const [createdAt, id]: unknown[] = value;
   if (typeof createdAt !== 'string' || !POSITION.test(createdAt)) return undefined;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
   // Reject dates that only look valid (2024-02-31), which the database would refuse.

@@ -1,5 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { MemoryFilters } from './types.js';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { MemoryFilters } from './records.js';
 
 /**
  * The WHERE conditions shared by recall and list_memories, over unqualified columns of `memories`.
@@ -23,7 +23,7 @@ export function memoryConditions(subject: string, filters: MemoryFilters, option
 }
 
 /** Expiry is enforced in SQL, against the database clock. */
-export const notExpired: RawBuilder<unknown> = sql`(expires_at is null or expires_at > now())`;
+export const notExpired: RawBuilder<SqlBool> = sql<SqlBool>`(expires_at is null or expires_at > now())`;
 
 /** Whether any filter beyond the subject (and expiry) is set. */
 export function hasFilters(filters: MemoryFilters): boolean {
@@ -32,3 +32,14 @@ export function hasFilters(filters: MemoryFilters): boolean {
     [filters.sessionId, filters.captureMode, filters.sourceProvider, filters.createdAfter, filters.createdBefore].some((value) => value !== undefined)
   );
 }
+
+/** No filter at all: every live memory of the subject. */
+export const NO_FILTERS: MemoryFilters = {
+  tags: [],
+  tagMatch: 'any',
+  sessionId: undefined,
+  captureMode: undefined,
+  sourceProvider: undefined,
+  createdAfter: undefined,
+  createdBefore: undefined,
+};

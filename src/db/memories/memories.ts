@@ -1,0 +1,60 @@
+import { sql } from 'kysely';
+import type { StoredVector } from '../pgvector.js';
+import type { DbTransaction } from '../schema.js';
+import type { NewMemory, RemovedMemory } from './records.js';
+
+/** Inserts one memory of the subject; returns its id. */
+export async function insertMemory(trx: DbTransaction, subject: string, memory: NewMemory, vector: StoredVector): Promise<number> {
+  const row = await trx
+    .insertInto('memories')
+    .values({
+      subject,
+      text: memory.text,
+      tags: [...memory.tags],
+      source_provider: memory.sourceProvider ?? null,
+      importance: memory.importance,
+      capture_mode: memory.captureMode ?? null,
+      session_id: memory.sessionId ?? null,
+      expires_at: memory.expiresAt ?? null,
+      ...(memory.lastConfirmedAt === undefined ? {} : { last_confirmed_at: memory.lastConfirmedAt }),
+      embedding: vector.literal,
+      embedding_model: vector.model,
+      embedding_dimensions: vector.dimensions,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+/** Deletes one of the subject's memories; undefined when it has no memory with that id. */
+export async function deleteMemory(trx: DbTransaction, subject: string, memoryId: number): Promise<RemovedMemory | undefined> {
+  const row = await trx
+    .deleteFrom('memories')
+    .where('subject', '=', subject)
+    .where('id', '=', memoryId)
+    .returning(['id', 'text', 'tags', 'importance', 'embedding', 'embedding_model', 'embedding_dimensions', 'created_at'])
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return {
+    id: Number(row.id),
+    text: row.text,
+    tags: row.tags,
+    importance: Number(row.importance),
+    embedding: row.embedding,
+    embeddingModel: row.embedding_model,
+    embeddingDimensions: row.embedding_dimensions,
+    createdAt: row.created_at,
+  };
+}
+
+/** Sets last_confirmed_at to now; undefined when the subject has no memory with that id. */
+export async function confirmMemory(trx: DbTransaction, subject: string, memoryId: number): Promise<Date | undefined> {
+  const row = await trx
+    .updateTable('memories')
+    .set({ last_confirmed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where('subject', '=', subject)
+    .where('id', '=', memoryId)
+    .returning('last_confirmed_at')
+    .executeTakeFirst();
+  return row?.last_confirmed_at;
+}

@@ -1,0 +1,51 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { DbTransaction } from '../schema.js';
+import { notExpired } from './filters.js';
+import type { MemoryRecord } from './records.js';
+
+/** A row as memoryColumns selects it, before conversion. */
+export interface MemoryRow {
+  id: string | number;
+  text: string;
+  text_chars: number;
+  tags: string[];
+  importance: number;
+  capture_mode: 'explicit' | 'inferred' | null;
+  source_provider: string | null;
+  session_id: string | null;
+  created_at: Date;
+  last_confirmed_at: Date;
+  expires_at: Date | null;
+}
+
+/** The columns a memory is shown with; the text cut to `maxChars` in SQL so a huge text never travels. */
+export function memoryColumns(maxChars: number): RawBuilder<unknown> {
+  return sql`
+    id, left(text, ${maxChars}) as text, char_length(text) as text_chars, tags, importance, capture_mode,
+    source_provider, session_id, created_at, last_confirmed_at, expires_at`;
+}
+
+export function toMemoryRecord(row: MemoryRow): MemoryRecord {
+  return {
+    id: Number(row.id),
+    text: row.text,
+    textChars: Number(row.text_chars),
+    tags: row.tags,
+    importance: Number(row.importance),
+    captureMode: row.capture_mode,
+    sourceProvider: row.source_provider,
+    sessionId: row.session_id,
+    createdAt: row.created_at,
+    lastConfirmedAt: row.last_confirmed_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** The subject's live memories with the given ids, in no particular order. */
+export async function fetchMemories(trx: DbTransaction, subject: string, ids: readonly number[], maxChars: number): Promise<MemoryRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<MemoryRow>`
+    select ${memoryColumns(maxChars)} from memories
+     where subject = ${subject} and id = any(${ids.map(String)}::bigint[]) and ${notExpired}`.execute(trx);
+  return rows.map(toMemoryRecord);
+}

@@ -1,0 +1,95 @@
+/**
+ * The shapes the storage functions take and return: camelCase, Dates and plain numbers, converted from the
+ * driver's rows (int8 as text, numeric as text) here, so nothing above the storage folder sees a raw row.
+ */
+export type CaptureMode = 'explicit' | 'inferred';
+export type TombstoneReason = 'corrected' | 'forgotten';
+export type TagMatch = 'any' | 'all';
+
+/** Filters shared by recall and list_memories; absent fields do not filter. */
+export interface MemoryFilters {
+  /** Normalised tags; empty = no tag filter. */
+  readonly tags: readonly string[];
+  readonly tagMatch: TagMatch;
+  readonly sessionId: string | undefined;
+  readonly captureMode: CaptureMode | undefined;
+  readonly sourceProvider: string | undefined;
+  /** created_at >= createdAfter. */
+  readonly createdAfter: Date | undefined;
+  /** created_at < createdBefore. */
+  readonly createdBefore: Date | undefined;
+}
+
+/** A memory to insert (validated by the caller). */
+export interface NewMemory {
+  readonly text: string;
+  readonly tags: readonly string[];
+  readonly sourceProvider: string | undefined;
+  readonly importance: number;
+  readonly captureMode: CaptureMode | undefined;
+  readonly sessionId: string | undefined;
+  readonly expiresAt: Date | undefined;
+  /** Undefined: the insertion time. */
+  readonly lastConfirmedAt: Date | undefined;
+}
+
+/** A stored memory as recall and list_memories read it. */
+export interface MemoryRecord {
+  readonly id: number;
+  /** At most the `maxChars` asked for: cut in SQL, so a huge text never travels. */
+  readonly text: string;
+  /** The whole text's length in characters. */
+  readonly textChars: number;
+  readonly tags: readonly string[];
+  readonly importance: number;
+  readonly captureMode: CaptureMode | null;
+  readonly sourceProvider: string | null;
+  readonly sessionId: string | null;
+  readonly createdAt: Date;
+  readonly lastConfirmedAt: Date;
+  readonly expiresAt: Date | null;
+}
+
+/** A live memory near a new text (remember's near-duplicates). */
+export interface NearMemory {
+  readonly id: number;
+  readonly text: string;
+  /** Cosine similarity, 1 = same direction. */
+  readonly similarity: number;
+  readonly tags: readonly string[];
+  readonly createdAt: Date;
+  readonly lastConfirmedAt: Date;
+}
+
+/** A tombstone near a new text: a memory that was corrected or forgotten. */
+export interface TombstoneMatch {
+  /** The id the memory had. */
+  readonly memoryId: number;
+  /** Its old text. */
+  readonly text: string;
+  readonly reason: TombstoneReason;
+  /** The memory that replaced it (corrected). */
+  readonly replacedBy: number | undefined;
+  /** Why it was corrected or forgotten, when a reason was given. */
+  readonly note: string | undefined;
+  readonly similarity: number;
+  readonly tombstonedAt: Date;
+}
+
+/** What a tombstone keeps of the memory it replaces. */
+export interface RemovedMemory {
+  readonly id: number;
+  readonly text: string;
+  readonly tags: readonly string[];
+  readonly importance: number;
+  readonly embedding: string;
+  readonly embeddingModel: string;
+  readonly embeddingDimensions: number;
+  readonly createdAt: Date;
+}
+
+/** Where a list page ends: created_at to the microsecond (UTC text; a Date would lose the microseconds) and id. */
+export interface ListPosition {
+  readonly createdAt: string;
+  readonly id: number;
+}

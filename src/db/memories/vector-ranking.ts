@@ -1,0 +1,127 @@
+import { sql, type RawBuilder } from 'kysely';
+import { cosineDistance, indexedCosineDistance, isIndexable, type StoredVector } from '../pgvector.js';
+import type { DbTransaction } from '../schema.js';
+import { hasFilters, memoryConditions } from './filters.js';
+import type { MemoryFilters } from './records.js';
+
+/**
+ * The index walk passes about one row in (candidates / table rows); below this share it would read more than
+ * depth / share index tuples, and the exact scan of the candidates is the cheaper of two slow options.
+ */
+const MIN_INDEX_SHARE = 0.01;
+
+export type VectorPlan = 'exact' | 'hnsw';
+
+export interface VectorPlanOptions {
+  /**
+   * Up to this many candidate rows (the subject's rows that pass every filter) are ranked by an exact scan;
+   * beyond it the HNSW index is walked with an iterative scan.
+   */
+  readonly exactScanLimit: number;
+  /** The subject's number of memories (subjectMemoryCount). */
+  readonly subjectMemories: number;
+}
+
+/**
+ * Ids of the subject's live memories that pass the filters, nearest to `vector` first (at most `depth`).
+ *
+ * A global approximate index knows nothing of subjects or filters: asked for the k nearest rows it returns
+ * k rows of the whole table and the filter then keeps the few that are the subject's. So a small candidate
+ * set (the usual case: one subject's memories) is ranked exactly, through the subject index; only a large
+ * one that is also a fair share of the table uses HNSW, with pgvector's iterative scan so that the index keeps
+ * walking until enough rows pass the filters. If even that comes back short, the exact scan answers.
+ */
+export async function vectorRanking(
+  trx: DbTransaction,
+  subject: string,
+  filters: MemoryFilters,
+  vector: StoredVector,
+  depth: number,
+  options: VectorPlanOptions,
+): Promise<{ ids: number[]; plan: VectorPlan }> {
+  const where = vectorConditions(subject, filters, vector);
+  const limit = options.exactScanLimit;
+  // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
+  // which the walk's fallback covers): a subject known to be large goes straight to the index.
+  const knownLarge = !hasFilters(filters) && options.subjectMemories > limit;
+  if (!knownLarge) {
+    // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
+    // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
+    // planner off the approximate index, so the ranking is exact by construction.
+    const { rows } = await sql<{ id: string | number; candidates: string | number }>`
+      select id, candidates from (
+        select id, distance, count(*) over () as candidates from (
+          select id, ${cosineDistance(vector)} as distance from memories where ${where} limit ${limit + 1}
+        ) as capped
+      ) as counted
+       order by distance, id desc
+       limit ${depth}`.execute(trx);
+    const first = rows[0];
+    if (first === undefined || Number(first.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+  }
+
+  const candidates = knownLarge ? options.subjectMemories : limit + 1;
+  if (isIndexable(vector.dimensions) && (await shareOfTable(trx, candidates)) >= MIN_INDEX_SHARE) {
+    const ids = await hnswScan(trx, where, vector, depth);
+    if (ids.length >= depth) return { ids, plan: 'hnsw' };
+  }
+  const { rows: all } = await sql<{ id: string | number }>`
+    select id from memories where ${where}
+     order by ${cosineDistance(vector)}, id desc
+     limit ${depth}`.execute(trx);
+  return { ids: all.map((row) => Number(row.id)), plan: 'exact' };
+}
+
+/**
+ * The candidate rows of the vector ranking: the filters, plus vectors of the query's own model. The dimension
+ * is a literal so the planner can match the partial index's `embedding_dimensions = N` predicate.
+ */
+export function vectorConditions(subject: string, filters: MemoryFilters, vector: StoredVector): RawBuilder<unknown> {
+  return sql`${memoryConditions(subject, filters)}
+    and embedding_model = ${vector.model} and embedding_dimensions = ${sql.lit(vector.dimensions)}`;
+}
+
+/** candidates / the table's estimated rows (1 when never analysed, as PGlite without autovacuum may be). */
+async function shareOfTable(trx: DbTransaction, candidates: number): Promise<number> {
+  const { rows } = await sql<{ estimate: number | null }>`
+    select reltuples::float8 as estimate from pg_class where oid = to_regclass('memories')`.execute(trx);
+  const estimate = Number(rows[0]?.estimate ?? -1);
+  return estimate > 0 ? Math.min(1, candidates / estimate) : 1;
+}
+
+async function hnswScan(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number): Promise<number[]> {
+  const { rows: before } = await sql<{ sort: string; jit: string }>`
+    select current_setting('enable_sort') as sort, current_setting('jit') as jit`.execute(trx);
+  await configureIterativeScan(trx, depth);
+  const { rows } = await hnswQuery(where, vector, depth).execute(trx);
+  // The rest of the transaction (full-text ranking) plans as usual.
+  await sql`select set_config('enable_sort', ${before[0]?.sort ?? 'on'}, true), set_config('jit', ${before[0]?.jit ?? 'on'}, true)`.execute(trx);
+  return rows.map((row) => Number(row.id));
+}
+
+/**
+ * Transaction-local settings for the index walk: relaxed_order keeps walking the graph until `depth` rows pass
+ * the filters (or the tuple budget runs out), and hnswQuery's outer ORDER BY restores exact distance order among
+ * what was found. Sorting is discouraged because the count has already shown the candidate set is too large to
+ * sort; the planner's own row estimates know nothing of one subject's share under these filters. That makes
+ * the plan's cost look huge, which must not trigger JIT compilation (measured: 300 ms for a 17 ms query).
+ */
+export async function configureIterativeScan(trx: DbTransaction, depth: number): Promise<void> {
+  await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                   set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, depth * 2)))}, true),
+                   set_config('hnsw.max_scan_tuples', '100000', true),
+                   set_config('enable_sort', 'off', true),
+                   set_config('jit', 'off', true)`.execute(trx);
+}
+
+/** Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate. */
+export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number): RawBuilder<{ id: string | number }> {
+  return sql<{ id: string | number }>`
+    with nearest as materialized (
+      select id, ${indexedCosineDistance(vector)} as distance
+        from memories
+       where ${where}
+       order by ${indexedCosineDistance(vector)}
+       limit ${depth})
+    select id from nearest order by distance, id desc`;
+}

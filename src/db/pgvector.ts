@@ -1,0 +1,61 @@
+import { sql, type RawBuilder } from 'kysely';
+
+/**
+ * Everything pgvector-specific: the text form of a vector, the dimension cap of its HNSW index, and the
+ * `embedding::vector(N)` expression that index is built on (queries must repeat it exactly to use the index).
+ */
+
+/** pgvector's HNSW indexes vectors of at most 2000 dimensions; larger models are searched exactly. */
+export const MAX_INDEXED_DIMENSIONS = 2000;
+
+/** A vector as it is stored: pgvector's text form, with the model and dimension that go with it. */
+export interface StoredVector {
+  readonly literal: string;
+  readonly model: string;
+  readonly dimensions: number;
+}
+
+/** pgvector's text form, '[x,y,...]'. */
+export function toVectorLiteral(vector: readonly number[]): string {
+  return `[${vector.join(',')}]`;
+}
+
+export function storedVector(vector: readonly number[], model: string): StoredVector {
+  return { literal: toVectorLiteral(vector), model, dimensions: vector.length };
+}
+
+export function isIndexable(dimensions: number): boolean {
+  return dimensions <= MAX_INDEXED_DIMENSIONS;
+}
+
+/**
+ * `embedding::vector(N)`: the column holds vectors of whichever model wrote them, and a pgvector index needs a
+ * fixed dimension, so each dimension gets a partial index on this expression. Plain SQL text, for the bench
+ * seeder's raw client as well as for Kysely.
+ */
+export function fixedDimensionEmbedding(dimensions: number): string {
+  if (!Number.isSafeInteger(dimensions) || dimensions < 1) throw new RangeError(`bad dimensions: ${dimensions}`);
+  return `embedding::vector(${dimensions})`;
+}
+
+export function vectorIndexName(dimensions: number): string {
+  return `memories_embedding_hnsw_${dimensions}`;
+}
+
+/** The per-dimension HNSW index: cosine distance, only over rows of that dimension. */
+export function createVectorIndexStatement(dimensions: number): string {
+  return `create index if not exists ${vectorIndexName(dimensions)} on memories
+      using hnsw ((${fixedDimensionEmbedding(dimensions)}) vector_cosine_ops)
+      where embedding_dimensions = ${dimensions}`;
+}
+
+/** Cosine distance from the `embedding` column to `vector` (0 = same direction). */
+export function cosineDistance(vector: StoredVector): RawBuilder<number> {
+  return sql<number>`embedding <=> ${vector.literal}::vector`;
+}
+
+/** The same distance through the indexed expression, so the planner can walk the HNSW index. */
+export function indexedCosineDistance(vector: StoredVector): RawBuilder<number> {
+  const fixed = sql.raw(fixedDimensionEmbedding(vector.dimensions));
+  return sql<number>`${fixed} <=> ${vector.literal}::vector(${sql.raw(String(vector.dimensions))})`;
+}

@@ -1,4 +1,0 @@
-/** pgvector's text form. */
-export function toVectorLiteral(vector: readonly number[]): string {
-  return `[${vector.join(',')}]`;
-}
