@@ -3,17 +3,19 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { AuthorizationServerOptions } from './auth/authorization-server/routes.js';
 import { UserStore, usersFilePath } from './auth/authorization-server/user-store.js';
-import { createExternalVerifier } from './auth/external-verifier.js';
-import { localKeyResolver } from './auth/local-keys.js';
-import { SIGNING_ALG, StateFile } from './auth/state-file.js';
-import { createJwtVerifier, type TokenVerifier } from './auth/token-verifier.js';
-import { withVerificationCache } from './auth/verification-cache.js';
+import { createExternalVerifier } from './auth/resource-server/external-verifier.js';
+import { localKeyResolver } from './auth/resource-server/local-key-resolver.js';
+import { SIGNING_ALG, StateFile } from './auth/authorization-server/state-file.js';
+import { createJwtVerifier, type TokenVerifier } from './auth/resource-server/token-verifier.js';
+import { withVerificationCache } from './auth/resource-server/verification-cache.js';
 import type { Config } from './config/load-config.js';
 import type { DatabaseHandle } from './db/open-database.js';
 import { createEmbeddingProvider } from './embeddings/create-provider.js';
 import { instrumentProvider } from './embeddings/instrumented-provider.js';
+import { loginRateLimit } from './http/rate-limit.js';
 import type { EmbeddingProvider } from './embeddings/provider.js';
-import { buildMetricsApp, ServiceMetrics } from './http/metrics.js';
+import { buildMetricsApp } from './http/metrics.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
 import { openStorage } from './open-storage.js';
@@ -97,6 +99,7 @@ function builtInAuthorizationServer(config: Config, stateFile: StateFile | undef
     stateFile,
     users: new UserStore(usersFilePath(config.dataDir)),
     logger,
+    perAddressLimit: (app) => loginRateLimit(app),
   };
 }
 
@@ -108,7 +111,7 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, logger
       issuer,
       audience: config.oauth.audience,
       subjectClaim: config.oauth.subjectClaim,
-      getKey: localKeyResolver(stateFile),
+      getKey: localKeyResolver(async () => (await stateFile.current()).signingKey),
       algorithms: [SIGNING_ALG],
       requireAccessTokenType: true,
     });

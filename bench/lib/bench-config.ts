@@ -1,6 +1,6 @@
-import { issueAccessToken } from '../../src/auth/local-keys.js';
+import { issueAccessToken } from '../../src/auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
-import type { StateFile } from '../../src/auth/state-file.js';
+import type { StateFile } from '../../src/auth/authorization-server/state-file.js';
 import { loadConfig, type Config } from '../../src/config/load-config.js';
 
 /** A benchmark server's settings: loopback, no rate limit, silent, data in `dataDir`; `env` overrides. */

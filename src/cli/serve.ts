@@ -7,7 +7,8 @@ export async function serveCommand(config: Config): Promise<number> {
   const service = await composeService(config, { logger: createLogger(config.logLevel) });
   const { app } = service;
   await app.listen({ host: config.host, port: config.port });
-  if (service.metricsApp !== undefined) await service.metricsApp.listen({ host: config.metrics.host, port: config.metrics.port });
+  const metricsPort = config.metrics.port;
+  if (service.metricsApp !== undefined && metricsPort !== undefined) await service.metricsApp.listen({ host: config.metrics.host, port: metricsPort });
   app.log.info(
     {
       baseUrl: config.baseUrl,

@@ -1,6 +1,6 @@
-import { issueAccessToken } from '../auth/local-keys.js';
+import { issueAccessToken } from '../auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE, SCOPES } from '../auth/scopes.js';
-import { StateFile } from '../auth/state-file.js';
+import { StateFile } from '../auth/authorization-server/state-file.js';
 import type { Config } from '../config/load-config.js';
 import { UsageError, type CommandIO } from './command.js';
 

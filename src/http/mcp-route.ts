@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { bearerChallenge } from '../auth/challenge.js';
-import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/token-verifier.js';
+import { bearerChallenge } from '../auth/resource-server/challenge.js';
+import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/resource-server/token-verifier.js';
 import { InsufficientScopeError, type Dispatcher } from '../mcp/dispatcher.js';
 import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage } from '../mcp/jsonrpc.js';
 import { originAllowed, type HostCheck } from './origin.js';
@@ -49,21 +49,22 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     return reply.code(500).send(rpcError(RPC.internalError, 'Internal error'));
   });
 
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  /** Answers and ends the request when it may not reach /mcp; Fastify's async hooks end a request by returning the reply. */
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (options.hostAllowed !== undefined && !options.hostAllowed(request.headers.host, request.socket.localPort)) {
-      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Host not allowed')) as unknown as void;
+      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Host not allowed'));
     }
     if (!originAllowed(request.headers.origin, options.allowedOrigins)) {
-      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Origin not allowed')) as unknown as void;
+      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Origin not allowed'));
     }
     if (options.verifier === undefined) {
-      return reply.code(500).send(rpcError(RPC.internalError, UNCONFIGURED_MESSAGE)) as unknown as void;
+      return reply.code(500).send(rpcError(RPC.internalError, UNCONFIGURED_MESSAGE));
     }
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
     if (match === null) {
       reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata }));
-      return reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required')) as unknown as void;
+      return reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required'));
     }
     try {
       request.auth = await options.verifier.verify(match[1]!);
@@ -73,8 +74,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
         'www-authenticate',
         bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description }),
       );
-      return reply.code(401).send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`)) as unknown as void;
+      return reply.code(401).send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`));
     }
+    return undefined;
   };
 
   const onRequest = options.rateLimit === undefined ? [authenticate] : [authenticate, options.rateLimit];

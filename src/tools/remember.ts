@@ -55,7 +55,7 @@ const previouslyCorrectedOutput = z.strictObject({
   tombstoned_at: timestampOutput('When it was corrected or forgotten.'),
 });
 
-export const rememberOutput = {
+const rememberOutput = {
   memory_id: memoryIdOutput('The stored memory, or the one already stating the same fact ("Already remembered").'),
   message: z.string(),
   near_duplicates: z.array(nearDuplicateOutput).optional().meta({ description: 'Similar stored memories, best first (under "ask", and when already remembered).' }),

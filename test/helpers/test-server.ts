@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
-import { issueAccessToken } from '../../src/auth/local-keys.js';
+import { issueAccessToken } from '../../src/auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
 import { composeService, type Service } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/load-config.js';

@@ -167,7 +167,7 @@ describe.each(engines)('POST /mcp on %s', (engine) => {
   });
 
   it('refuses a token for another audience', async () => {
-    const { issueAccessToken } = await import('../../src/auth/local-keys.js');
+    const { issueAccessToken } = await import('../../src/auth/authorization-server/access-token.js');
     const other = await issueAccessToken(server.service.stateFile!, {
       issuer: server.url,
       audience: 'https://other.example/mcp',

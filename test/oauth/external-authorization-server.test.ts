@@ -1,7 +1,7 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExternalVerifier } from '../../src/auth/external-verifier.js';
-import { TokenError } from '../../src/auth/token-verifier.js';
+import { createExternalVerifier } from '../../src/auth/resource-server/external-verifier.js';
+import { TokenError } from '../../src/auth/resource-server/token-verifier.js';
 import { engines } from '../helpers/engines.js';
 import { freePort, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { startExternalIssuer, type ExternalIssuer } from './external-issuer.js';

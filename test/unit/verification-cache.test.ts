@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { issueAccessToken, localKeyResolver } from '../../src/auth/local-keys.js';
-import { SIGNING_ALG, StateFile } from '../../src/auth/state-file.js';
-import { createJwtVerifier, TokenError, type TokenVerifier } from '../../src/auth/token-verifier.js';
-import { withVerificationCache } from '../../src/auth/verification-cache.js';
+import { issueAccessToken } from '../../src/auth/authorization-server/access-token.js';
+import { localKeyResolver } from '../../src/auth/resource-server/local-key-resolver.js';
+import { SIGNING_ALG, StateFile } from '../../src/auth/authorization-server/state-file.js';
+import { createJwtVerifier, TokenError, type TokenVerifier } from '../../src/auth/resource-server/token-verifier.js';
+import { withVerificationCache } from '../../src/auth/resource-server/verification-cache.js';
 
 const ISSUER = 'http://127.0.0.1:8787';
 const AUDIENCE = `${ISSUER}/mcp`;
@@ -25,7 +26,7 @@ describe('verification cache', () => {
       issuer: ISSUER,
       audience: AUDIENCE,
       subjectClaim: 'sub',
-      getKey: localKeyResolver(stateFile),
+      getKey: localKeyResolver(async () => (await stateFile.current()).signingKey),
       algorithms: [SIGNING_ALG],
       requireAccessTokenType: true,
     });

@@ -1,7 +1,7 @@
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../logger.js';
 import { SCOPES } from '../scopes.js';
-import { SIGNING_ALG, type AuthorizationServerState, type StateFile } from '../state-file.js';
+import { SIGNING_ALG, type AuthorizationServerState, type StateFile } from './state-file.js';
 import { INTERACTION_PATH, ROUTES } from './endpoints.js';
 import { messagePage, PAGE_HEADERS } from './pages.js';
 import { adapterFactory } from './state-adapter.js';

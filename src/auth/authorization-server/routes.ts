@@ -1,10 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { loginRateLimit } from '../../http/rate-limit.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from '../../logger.js';
 import { DEFAULT_SCOPE } from '../scopes.js';
-import type { StateFile } from '../state-file.js';
+import type { StateFile } from './state-file.js';
 import { LoginThrottle } from './login-throttle.js';
 import { consentPage, loginPage, messagePage, PAGE_HEADERS, type ClientView } from './pages.js';
 import { forceIssuerOrigin, INTERACTION_PATH, ROUTES } from './endpoints.js';
@@ -19,6 +18,11 @@ export interface AuthorizationServerOptions {
   readonly users: UserStore;
   readonly logger: Logger;
   readonly throttle?: LoginThrottle;
+  /**
+   * Makes a per-client-address request limit on `app` (an onRequest hook with counters of its own), for the
+   * endpoints anyone can call unauthenticated that write state or check passwords: registration and sign-in.
+   */
+  readonly perAddressLimit: (app: FastifyInstance) => onRequestAsyncHookHandler;
 }
 
 /** The paths oidc-provider answers itself; they are handed the raw request untouched. */
@@ -62,7 +66,7 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
     };
 
     // Registrations are written to the state file: limit them per address like logins.
-    const perAddress = loginRateLimit(scope);
+    const perAddress = options.perAddressLimit(scope);
     for (const path of PROVIDER_PATHS) {
       scope.route({
         method: ['GET', 'POST'],
@@ -78,7 +82,13 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
     );
   });
 
-  await app.register(interactionRoutes, { host, users: options.users, throttle: options.throttle ?? new LoginThrottle(), issuer });
+  await app.register(interactionRoutes, {
+    host,
+    users: options.users,
+    throttle: options.throttle ?? new LoginThrottle(),
+    issuer,
+    perAddressLimit: options.perAddressLimit,
+  });
 }
 
 /** Connectors reconnect without a scope; an authorization request without one asks for both. */
@@ -94,6 +104,7 @@ interface InteractionOptions {
   readonly users: UserStore;
   readonly throttle: LoginThrottle;
   readonly issuer: URL;
+  readonly perAddressLimit: AuthorizationServerOptions['perAddressLimit'];
 }
 
 type InteractionRoute = { Params: { uid: string }; Body: Record<string, string | string[] | undefined> };
@@ -130,7 +141,7 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     }
   };
 
-  const clientView = (client: { clientName?: string; clientId: string } | undefined, redirectUri: unknown): ClientView => ({
+  const clientView = (client: { clientName?: string | undefined; clientId: string } | undefined, redirectUri: unknown): ClientView => ({
     name: client?.clientName ?? client?.clientId ?? 'An application',
     redirectHost: typeof redirectUri === 'string' ? (URL.parse(redirectUri)?.host ?? redirectUri) : 'an unknown address',
   });
@@ -168,7 +179,7 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     );
   });
 
-  const perAddress = loginRateLimit(app);
+  const perAddress = options.perAddressLimit(app);
   app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/login`, { onRequest: perAddress }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid || found.interaction.prompt.name !== 'login') {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { StateFile } from '../state-file.js';
+import type { StateFile } from './state-file.js';
 
 /**
  * Where oidc-provider keeps its objects. Those that must die with the signing key and survive a restart

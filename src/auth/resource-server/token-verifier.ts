@@ -1,5 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { parseScopes } from './scopes.js';
+import { parseScopes } from '../scopes.js';
 
 /** Who is calling: every memory belongs to `subject`. */
 export interface AuthInfo {

@@ -1,15 +1,6 @@
-import { SignJWT, errors, type JWTVerifyGetKey } from 'jose';
+import { SignJWT } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { SIGNING_ALG, type StateFile } from './state-file.js';
-
-/** Verification keys of the built-in authorization server: only the current state file's key. */
-export function localKeyResolver(stateFile: StateFile): JWTVerifyGetKey {
-  return async (header) => {
-    const { signingKey } = await stateFile.current();
-    if (header.kid !== signingKey.kid) throw new errors.JWKSNoMatchingKey();
-    return signingKey.publicKey;
-  };
-}
 
 export interface AccessTokenRequest {
   readonly issuer: string;
@@ -20,7 +11,7 @@ export interface AccessTokenRequest {
   readonly clientId?: string | undefined;
 }
 
-/** An RFC 9068 JWT access token signed with the state file's key. */
+/** An RFC 9068 JWT access token signed with the state file's key (`token issue`; tests and benchmarks). */
 export async function issueAccessToken(stateFile: StateFile, request: AccessTokenRequest): Promise<string> {
   const { signingKey } = await stateFile.current();
   const now = Math.floor(Date.now() / 1000);
