@@ -54,6 +54,11 @@ export function cosineDistance(vector: StoredVector): RawBuilder<number> {
   return sql<number>`embedding <=> ${vector.literal}::vector`;
 }
 
+/** Cosine similarity of the `embedding` column to `vector` (1 = same direction). */
+export function cosineSimilarity(vector: StoredVector): RawBuilder<number> {
+  return sql<number>`1 - (${cosineDistance(vector)})`;
+}
+
 /** The same distance through the indexed expression, so the planner can walk the HNSW index. */
 export function indexedCosineDistance(vector: StoredVector): RawBuilder<number> {
   const fixed = sql.raw(fixedDimensionEmbedding(vector.dimensions));

@@ -32,3 +32,25 @@ export function sharedLocalEmbedder(): EmbeddingProvider {
   }
   return embedder;
 }
+
+/**
+ * The file's local model, failing on demand like a provider at a network edge: whenever `failure` returns an
+ * error for the texts of a call, that call rejects with it.
+ */
+export function embedderFailingWhen(failure: (texts: readonly string[]) => Error | undefined): EmbeddingProvider {
+  const real = sharedLocalEmbedder();
+  return {
+    get model() {
+      return real.model;
+    },
+    get dimensions() {
+      return real.dimensions;
+    },
+    embed: (texts) => {
+      const error = failure(texts);
+      return error === undefined ? real.embed(texts) : Promise.reject(error);
+    },
+    ready: () => real.ready(),
+    close: async () => undefined,
+  };
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { engines } from '../helpers/engines.js';
-import { sharedLocalEmbedder } from '../helpers/shared.js';
+import { embedderFailingWhen } from '../helpers/shared.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 /**
@@ -12,27 +12,15 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 describe.each(engines)('an internal error on %s', (engine) => {
   let server: TestServer;
   const chunks: string[] = [];
-  const real = sharedLocalEmbedder();
 
   beforeAll(async () => {
     server = await startTestServer({
       engine,
       logger: createLogger('info', { write: (chunk: string) => void chunks.push(chunk) }),
       // A provider with a bug of its own (not an EMBEDDING_ERROR) for one text.
-      embedder: {
-        get model() {
-          return real.model;
-        },
-        get dimensions() {
-          return real.dimensions;
-        },
-        embed: (texts) =>
-          texts.some((text) => text.includes('doormat'))
-            ? Promise.reject(new RangeError(`Invalid array length while embedding "${texts[0]}"`))
-            : real.embed(texts),
-        ready: () => real.ready(),
-        close: async () => undefined,
-      },
+      embedder: embedderFailingWhen((texts) =>
+        texts.some((text) => text.includes('doormat')) ? new RangeError(`Invalid array length while embedding "${texts[0]}"`) : undefined,
+      ),
     });
   });
   afterAll(async () => {

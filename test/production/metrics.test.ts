@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddingError } from '../../src/errors.js';
 import { engines } from '../helpers/engines.js';
-import { sharedLocalEmbedder } from '../helpers/shared.js';
+import { embedderFailingWhen } from '../helpers/shared.js';
 import { freePort, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const METRICS_TOKEN = 'metrics-test-token-0123456789';
@@ -23,24 +23,13 @@ describe.each(engines)('Prometheus metrics on %s', (engine) => {
   let server: TestServer;
   let token: string;
   let failEmbedding = false;
-  const real = sharedLocalEmbedder();
 
   beforeAll(async () => {
     server = await startTestServer({
       engine,
       env: { MEMORY_SERVICE_METRICS_TOKEN: METRICS_TOKEN },
       // The local model, made to fail on demand like an unreachable OpenAI-compatible server.
-      embedder: {
-        get model() {
-          return real.model;
-        },
-        get dimensions() {
-          return real.dimensions;
-        },
-        embed: (texts) => (failEmbedding ? Promise.reject(embeddingError('embedding server unreachable')) : real.embed(texts)),
-        ready: () => real.ready(),
-        close: async () => undefined,
-      },
+      embedder: embedderFailingWhen(() => (failEmbedding ? embeddingError('embedding server unreachable') : undefined)),
     });
     token = await server.token('metrics-user');
   });

@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { cosineDistance, type StoredVector } from '../pgvector.js';
+import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import { notExpired } from './filters.js';
 import type { NearMemory } from './records.js';
@@ -15,7 +14,7 @@ export async function findNearMemories(
   minSimilarity: number,
   limit: number,
 ): Promise<NearMemory[]> {
-  const similarity = sql<number>`1 - (${cosineDistance(vector)})`;
+  const similarity = cosineSimilarity(vector);
   const rows = await trx
     .selectFrom('memories')
     .select(['id', 'text', 'tags', 'created_at', 'last_confirmed_at', similarity.as('similarity')])

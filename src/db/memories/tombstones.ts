@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { cosineDistance, type StoredVector } from '../pgvector.js';
+import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import type { RemovedMemory, TombstoneMatch, TombstoneReason } from './records.js';
 
@@ -38,7 +37,7 @@ export async function findNearTombstones(
   minSimilarity: number,
   limit: number,
 ): Promise<TombstoneMatch[]> {
-  const similarity = sql<number>`1 - (${cosineDistance(vector)})`;
+  const similarity = cosineSimilarity(vector);
   const rows = await trx
     .selectFrom('tombstones')
     .select(['memory_id', 'text', 'reason', 'replaced_by', 'note', 'tombstoned_at', similarity.as('similarity')])
