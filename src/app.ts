@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { resourceMetadataUrl } from './auth/resource-server/challenge.js';
 import { authorizationServerRoutes, AUTHORIZATION_SERVER_CORS_PATHS, type AuthorizationServerOptions } from './auth/authorization-server/routes.js';
+import { resourceMetadataUrl } from './auth/resource-server/challenge.js';
 import type { TokenVerifier } from './auth/resource-server/token-verifier.js';
 import type { Config } from './config/load-config.js';
 import { registerCors } from './http/cors.js';
 import { healthRoutes, type HealthOptions } from './http/health.js';
 import { mcpRoute } from './http/mcp-route.js';
 import { addHttpMetrics, metricsRoute } from './http/metrics.js';
-import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { allowedOriginSet, loopbackHostCheck } from './http/origin.js';
 import { registerRateLimit, subjectRateLimit } from './http/rate-limit.js';
 import { wellKnownRoutes } from './http/well-known.js';
+import type { Logger } from './logger.js';
 import { createDispatcher, type ServerInfo } from './mcp/dispatcher.js';
 import type { Tool } from './mcp/tool.js';
-import type { Logger } from './logger.js';
+import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
 
 export interface AppDependencies {

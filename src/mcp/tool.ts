@@ -47,7 +47,7 @@ export interface ToolDefinition<Input extends z.ZodType, Output extends z.ZodRaw
   /** The codes of the failures this tool can answer with (published in its outputSchema). */
   readonly errors: readonly [ErrorCode, ...ErrorCode[]];
   /** Argument names of the inputs that errors name by their domain field (ServiceError.field), where they differ. */
-  readonly arguments?: Readonly<Record<string, string>>;
+  readonly argumentNames?: Readonly<Record<string, string>>;
   run(args: z.output<Input>, context: ToolContext): Promise<Result>;
   present(result: Result, args: z.output<Input>): z.output<z.ZodObject<Output>>;
 }
@@ -58,7 +58,7 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodRawShape
     ok: z.literal(false),
     error: z.strictObject({ code: z.enum(definition.errors), message: z.string() }),
   });
-  const argumentName = (field: string) => definition.arguments?.[field] ?? field;
+  const argumentName = (field: string) => definition.argumentNames?.[field] ?? field;
   return {
     name: definition.name,
     title: definition.title,

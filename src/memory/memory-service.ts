@@ -1,6 +1,6 @@
-import { deleteMemory, confirmMemory, insertMemory } from '../db/memories/memories.js';
-import { findNearMemories } from '../db/memories/near-memories.js';
+import { confirmMemory, deleteMemory, insertMemory } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
+import { findNearMemories } from '../db/memories/near-memories.js';
 import { fetchMemories } from '../db/memories/read-memories.js';
 import { findNearTombstones, insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';

@@ -36,7 +36,7 @@ export function correctTool(service: MemoryService, maxTextChars: number): Tool 
       message: z.string(),
     },
     errors: [...REMEMBER_ERRORS, 'NOT_FOUND'],
-    arguments: { note: 'reason' },
+    argumentNames: { note: 'reason' },
     async run(args, context) {
       checkExpiresAt(args.expires_at);
       return service.correct(context.subject, args.memory_id, {

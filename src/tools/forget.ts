@@ -23,7 +23,7 @@ export function forgetTool(service: MemoryService): Tool {
     }),
     output: { memory_id: memoryIdOutput('The forgotten memory.'), message: z.string() },
     errors: ['INVALID_INPUT', 'SECRET_REJECTED', 'NOT_FOUND', 'DATABASE_ERROR'],
-    arguments: { note: 'reason' },
+    argumentNames: { note: 'reason' },
     run: (args, context) => service.forget(context.subject, args.memory_id, args.reason),
     present: (result) => ({ memory_id: result.memoryId, message: 'Forgotten; it will not be recalled again' }),
   });

@@ -5,7 +5,7 @@ import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
 import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
-import { toVectorLiteral } from '../../src/db/pgvector.js';
+import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
 import { sharedPGlite } from '../helpers/shared.js';
@@ -114,7 +114,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
 
   const rank = (subject: string, query: readonly number[], filters: Partial<MemoryFilters>) =>
     db.withSubject(subject, 'inspecting rows', async (trx) =>
-      vectorRanking(trx, subject, { ...noFilters, ...filters }, { literal: toVectorLiteral(query), model: MODEL, dimensions: DIMS }, DEPTH, {
+      vectorRanking(trx, subject, { ...noFilters, ...filters }, storedVector(query, MODEL), DEPTH, {
         exactScanLimit: EXACT_SCAN_LIMIT,
         subjectMemories: await subjectMemoryCount(trx, subject),
       }),
@@ -152,7 +152,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
   });
 
   it('reaches the HNSW index on that path', async () => {
-    const vector = { literal: toVectorLiteral(queries[0]!), model: MODEL, dimensions: DIMS };
+    const vector = storedVector(queries[0]!, MODEL);
     const plan = await db.withSubject('big', 'inspecting rows', async (trx) => {
       await configureIterativeScan(trx, DEPTH);
       const query = hnswQuery(vectorConditions('big', noFilters, vector), vector, DEPTH).compile(trx);
@@ -168,7 +168,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       await sql`select set_config('hnsw.iterative_scan', 'off', true)`.execute(trx);
       const { rows: found } = await sql<{ subject: string }>`
         select subject from memories where embedding_dimensions = ${DIMS}
-         order by embedding::vector(${sql.raw(String(DIMS))}) <=> ${toVectorLiteral(query)}::vector(${sql.raw(String(DIMS))})
+         order by ${indexedCosineDistance(storedVector(query, MODEL))}
          limit ${DEPTH}`.execute(trx);
       return found.filter((row) => row.subject === 'tiny').length;
     });
