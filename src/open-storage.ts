@@ -31,13 +31,19 @@ export interface OpenStorageOptions {
  */
 export async function openStorage(config: Config, options: OpenStorageOptions = {}): Promise<Storage> {
   const embedder = options.embedder ?? createEmbeddingProvider(config.embedding);
-  if (options.warmUp !== false || embedder.dimensions === 0) await embedder.ready();
-  const db = await openDatabase({
-    ...config.database,
-    embeddingDimensions: embedder.dimensions,
-    pglite: options.pglite,
-    onDriverError: (failure, activity) => options.logger?.error({ err: failure, activity }, 'database error'),
-  });
+  let db: DatabaseHandle;
+  try {
+    if (options.warmUp !== false || embedder.dimensions === 0) await embedder.ready();
+    db = await openDatabase({
+      ...config.database,
+      embeddingDimensions: embedder.dimensions,
+      pglite: options.pglite,
+      onDriverError: (failure, activity) => options.logger?.error({ err: failure, activity }, 'database error'),
+    });
+  } catch (error) {
+    await embedder.close();
+    throw error;
+  }
   return {
     embedder,
     db,

@@ -90,7 +90,7 @@ function isValidId(id: unknown): id is RequestId {
 }
 
 /**
- * A result serialized once and sent many times (tools/list: its schemas never change while the process
+ * A result serialized once and sent many times (tools/list: its schemas stay the same while the process
  * runs, and stringifying them was a tenth of that request's CPU). `toJSON` keeps plain JSON.stringify right.
  */
 export class PreSerialized {
