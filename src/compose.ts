@@ -47,15 +47,17 @@ export async function composeService(config: Config, options: ComposeOptions = {
   const metrics = new ServiceMetrics();
   const embedder = instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding), metrics);
   await embedder.ready();
+  const logger = options.logger ?? createLogger('silent');
   const db = await openDatabase({
     ...config.database,
     embeddingDimensions: embedder.dimensions,
     pglite: options.pglite,
+    onIdleConnectionError: (error) =>
+      logger.warn({ err: { message: error.message, code: (error as { code?: string }).code } }, 'idle database connection lost'),
   });
   metrics.watchPool(() => db.poolStats());
   const stateFile = config.oauth.builtIn ? new StateFile(config.oauth.asIniFile) : undefined;
   if (stateFile !== undefined) await stateFile.current();
-  const logger = options.logger ?? createLogger('silent');
   const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
   const memory = new MemoryService({
     db,

@@ -36,6 +36,8 @@ export interface OpenDatabaseOptions {
   /** An already open PGlite owned by the caller (tests share one per file); not closed by close(). */
   readonly pglite?: PGlite | undefined;
   readonly poolSize?: number;
+  /** An idle pooled connection failed (the server restarted or went away); the pool replaces it on next use. */
+  readonly onIdleConnectionError?: (error: Error) => void;
 }
 
 export async function openPGlite(dataDir: string): Promise<PGlite> {
@@ -58,6 +60,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       max: options.poolSize ?? 10,
       options: `-c search_path=${searchPath.replace(/ /g, '\\ ')}`,
     });
+    // Without a listener, an idle client's error (e.g. the server restarting) is an uncaught 'error' event
+    // that ends the process. The pool has already dropped that client.
+    pool.on('error', (error) => options.onIdleConnectionError?.(error));
     kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     engine = 'pglite';
