@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # Build stage: install everything, compile TypeScript, then drop dev dependencies.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app

@@ -22,19 +22,24 @@ export function isLoopbackAddress(address: string): boolean {
 
 /**
  * DNS-rebinding protection for a server listening on a loopback address: a page on evil.example whose
- * name resolves to 127.0.0.1 reaches us with `Host: evil.example`. Only BaseUrl's host, or a loopback
- * name with the port the request arrived on, is accepted. Undefined (no check) for other listen
- * addresses, where a reverse proxy or the network decides which names reach the service.
+ * name resolves to 127.0.0.1 reaches us with `Host: evil.example`. Only BaseUrl's host name (with
+ * BaseUrl's port or none), or a loopback name with the port the request arrived on, is accepted.
+ * Undefined (no check) for other listen addresses, where a reverse proxy or the network decides which
+ * names reach the service.
+ *
+ * BaseUrl's name is accepted without its port because nginx's `$host`, which most proxy configurations
+ * pass as Host, drops it; a rebinding page cannot present our name, so the port adds no protection.
  */
 export function loopbackHostCheck(baseUrl: string, listenHost: string): HostCheck | undefined {
   if (!isLoopbackAddress(listenHost)) return undefined;
-  const publicHost = new URL(baseUrl).host.toLowerCase();
+  const base = new URL(baseUrl);
+  const publicHosts = [base.host.toLowerCase(), base.hostname.toLowerCase()];
   // Exact Host values accepted per listening port, so a request costs one set lookup.
   const accepted = new Map<number | undefined, ReadonlySet<string>>();
   const acceptedOn = (port: number | undefined): ReadonlySet<string> => {
     let hosts = accepted.get(port);
     if (hosts === undefined) {
-      hosts = new Set([publicHost, ...[...LOOPBACK_NAMES].flatMap((name) => (port === 80 ? [name, `${name}:80`] : [`${name}:${port}`]))]);
+      hosts = new Set([...publicHosts, ...[...LOOPBACK_NAMES].flatMap((name) => (port === 80 ? [name, `${name}:80`] : [`${name}:${port}`]))]);
       accepted.set(port, hosts);
     }
     return hosts;

@@ -30,8 +30,11 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** A fresh headless chromium with its own profile (no cookies carried between launches). */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * A fresh headless chromium with its own profile (no cookies carried between launches). `extraArgs` are
+ * further command-line switches (a test's host mapping or certificate trust).
+ */
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'memory-service-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
@@ -45,6 +48,7 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
   // Fail with the step that stalled rather than at the test's own timeout.
@@ -166,8 +170,9 @@ export async function authorizeInFreshBrowser(
   authorizationUrl: URL | string,
   credentials: Credentials,
   decision: 'allow' | 'deny' = 'allow',
+  browserArgs: readonly string[] = [],
 ): Promise<URL> {
-  const browser = await launchBrowser();
+  const browser = await launchBrowser(browserArgs);
   try {
     return await authorizeInBrowser(browser, callbacks, authorizationUrl, credentials, decision);
   } finally {

@@ -16,8 +16,9 @@ export async function registerClient(
   baseUrl: string,
   metadata: Record<string, unknown>,
   headers: Record<string, string> = {},
+  fetchFn: typeof fetch = fetch,
 ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> & { client_id?: string; error?: string } }> {
-  const response = await fetch(`${baseUrl}/register`, {
+  const response = await fetchFn(`${baseUrl}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(metadata),

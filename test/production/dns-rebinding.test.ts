@@ -47,6 +47,21 @@ describe.each(engines)('DNS-rebinding protection on a loopback listener on %s', 
     expect(response.status).toBe(403);
   });
 
+  it("accepts BaseUrl's host name without its port, as nginx's `$host` passes it", async () => {
+    const server = await startTestServer({ engine, env: { MEMORY_SERVICE_BASE_URL: 'https://memory.example.com:8443' } });
+    try {
+      const auth = { authorization: `Bearer ${await server.token('proxied')}` };
+      for (const host of ['memory.example.com', 'memory.example.com:8443', 'MEMORY.example.com']) {
+        expect((await postWithHost(server.config.port, host, auth)).status, host).toBe(200);
+      }
+      for (const host of ['memory.example.com:9443', 'memory.example.com.evil.example', 'evil.example.com']) {
+        expect((await postWithHost(server.config.port, host, auth)).status, host).toBe(403);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it('accepts loopback names with the right port and BaseUrl host', async () => {
     const port = server.config.port;
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`, new URL(server.url).host]) {
