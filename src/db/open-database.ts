@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import { PGLITE_PARSERS } from './pglite-timestamps.js';
 import type { Database } from './schema.js';
 
 /** The role subject-scoped transactions switch to when the connecting user would bypass row-level security. */
@@ -40,7 +41,7 @@ export interface OpenDatabaseOptions {
 
 export async function openPGlite(dataDir: string): Promise<PGlite> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return PGlite.create({ dataDir, extensions: { vector } });
+  return PGlite.create({ dataDir, extensions: { vector }, parsers: PGLITE_PARSERS });
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {

@@ -70,7 +70,9 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       const started = performance.now();
       let outcome = 'internal_error';
       try {
-        const result = await callTool(tool, parsed.data.arguments ?? {}, context);
+        // The caller's own object, not zod's copy: a record parse drops an own "__proto__" key (it becomes the
+        // copy's prototype), which would then slip past the tool's strict schema instead of being refused.
+        const result = await callTool(tool, (params.arguments as Record<string, unknown> | undefined) ?? {}, context);
         outcome = result.isError ? String((result.structuredContent.error as { code: string }).code) : 'ok';
         return result;
       } finally {

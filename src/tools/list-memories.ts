@@ -3,7 +3,7 @@ import { invalidInput } from '../errors.js';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import { decodeCursor } from '../memory/list-cursor.js';
 import type { MemoryService } from '../memory/memory-service.js';
-import { boundedInteger } from './arguments.js';
+import { boundedInteger, cleanString } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
 import { RECALL_LIMITS } from './recall.js';
 
@@ -19,8 +19,7 @@ export function listMemoriesTool(service: MemoryService): Tool {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     input: z.strictObject({
       limit: boundedInteger(1, 100, 20, 'Most memories on this page (default 20, at most 100).'),
-      cursor: z
-        .string({ error: 'must be a string' })
+      cursor: cleanString()
         .max(200, 'is not a cursor returned by list_memories')
         .nullish()
         .transform((value) => value ?? undefined)
