@@ -144,6 +144,6 @@ for (const strategy of STRATEGIES) {
 }
 console.log(`\n(recall ms: one recall of 20, query embedding excluded; total run ${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-if (engine === 'postgres') await db.withSubject('*', (trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
+if (engine === 'postgres') await db.withAllSubjects((trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
 await db.close();
 await local.close();

@@ -4,6 +4,7 @@ import * as tombstoneNote from './migrations/0002_tombstone_note.js';
 import * as inlineVectors from './migrations/0003_inline_vectors.js';
 import * as memoryTerms from './migrations/0004_memory_terms.js';
 import * as subjectStats from './migrations/0005_subject_stats.js';
+import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0003_inline_vectors': inlineVectors,
   '0004_memory_terms': memoryTerms,
   '0005_subject_stats': subjectStats,
+  '0006_all_subjects_setting': allSubjectsSetting,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -15,10 +15,15 @@ export interface DatabaseHandle {
   readonly engine: 'pglite' | 'postgres';
   readonly schema: string;
   /**
-   * Runs `fn` in one transaction in which row-level security admits only `subject`'s rows
-   * ('*' admits all: maintenance only). A failure rolls the whole transaction back.
+   * Runs `fn` in one transaction in which row-level security admits only `subject`'s rows (no subject string
+   * means "all"). A failure rolls the whole transaction back.
    */
   withSubject<T>(subject: string, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Maintenance only (re-embedding, tests): one transaction in which row-level security admits every
+   * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
+   */
+  withAllSubjects<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
@@ -82,6 +87,17 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
   const switchRole = await prepareRlsRole(kysely, schema);
 
+  /** One transaction under row-level security: `subject`'s rows, or every row when allSubjects is 'on'. */
+  function scoped<T>(subject: string, allSubjects: 'on' | 'off', fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return kysely.transaction().execute(async (trx) => {
+      await sql`select set_config('search_path', ${searchPath}, true),
+                       set_config('memory_service.subject', ${subject}, true),
+                       set_config('memory_service.all_subjects', ${allSubjects}, true)`.execute(trx);
+      if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
+      return fn(trx);
+    });
+  }
+
   async function closeQuietly(): Promise<void> {
     if (pool !== undefined) await kysely.destroy().catch(() => undefined);
     else if (ownedPglite !== undefined) await ownedPglite.close().catch(() => undefined);
@@ -90,14 +106,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    async withSubject(subject, fn) {
-      return kysely.transaction().execute(async (trx) => {
-        await sql`select set_config('search_path', ${searchPath}, true),
-                         set_config('memory_service.subject', ${subject}, true)`.execute(trx);
-        if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
-        return fn(trx);
-      });
-    },
+    withSubject: (subject, fn) => scoped(subject, 'off', fn),
+    withAllSubjects: (fn) => scoped('', 'on', fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);

@@ -21,7 +21,7 @@ export async function reembedAll(
 ): Promise<{ memories: number; tombstones: number }> {
   const counts = { memories: 0, tombstones: 0 };
   for (const table of ['memories', 'tombstones'] as const) {
-    const total = await db.withSubject('*', async (trx) => {
+    const total = await db.withAllSubjects(async (trx) => {
       const row = await trx
         .selectFrom(table)
         .select(sql<string>`count(*)`.as('n'))
@@ -31,7 +31,7 @@ export async function reembedAll(
     });
     let lastId = 0;
     for (;;) {
-      const batch = await db.withSubject('*', (trx) =>
+      const batch = await db.withAllSubjects((trx) =>
         trx
           .selectFrom(table)
           .select(['id', 'text'])
@@ -43,7 +43,7 @@ export async function reembedAll(
       );
       if (batch.length === 0) break;
       const vectors = await embedder.embed(batch.map((row) => row.text));
-      await db.withSubject('*', async (trx) => {
+      await db.withAllSubjects(async (trx) => {
         for (const [index, row] of batch.entries()) {
           const vector = vectors[index]!;
           await sql`

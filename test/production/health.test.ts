@@ -83,7 +83,7 @@ describe.each(engines)('readiness with a broken database on %s', (engine) => {
       } else {
         // The shared in-memory PGlite stays open for the other tests; forgetting the applied migrations is
         // what an unmigrated database (or a wrong schema) looks like.
-        await server.service.db.withSubject('*', async (trx) => {
+        await server.service.db.withAllSubjects(async (trx) => {
           await sql`delete from kysely_migration`.execute(trx);
         });
       }
