@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseIni } from 'ini';
+import { redactCredentials } from './redact.js';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.js';
 
 export interface Config {
@@ -92,7 +93,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
     if (input === undefined) return;
     const result = settings[name].schema.safeParse(input);
     if (result.success) values[name] = result.data as SettingValues[K];
-    else problems.push(`${name}: ${result.error.issues.map((issue) => issue.message).join('; ')} (got ${JSON.stringify(input)})`);
+    else problems.push(`${name}: ${result.error.issues.map((issue) => issue.message).join('; ')} (got ${JSON.stringify(redactCredentials(input))})`);
   };
 
   parse('Host', '127.0.0.1');

@@ -13,10 +13,19 @@ const optionalString = z
 const url = z
   .string()
   .trim()
-  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http(s) URL')
+  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'must be an http(s) URL', abort: true })
+  // Printed in challenges, metadata and logs: a password there would be published.
+  .refine((value) => new URL(value).username === '' && new URL(value).password === '', 'must not contain a user name or password')
   .transform((value) => value.replace(/\/+$/, ''));
 
-const optionalUrl = z.union([z.literal('').transform(() => undefined), url]);
+/** Empty means unset; otherwise `url`'s rules, with its messages (a union would only say "Invalid input"). */
+const optionalUrl = z.string().transform((value, context) => {
+  if (value.trim() === '') return undefined;
+  const result = url.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) context.addIssue({ code: 'custom', message: issue.message });
+  return z.NEVER;
+});
 
 const integer = (min: number, max: number) =>
   z.coerce
@@ -51,7 +60,7 @@ export const settings = {
     env: 'MEMORY_SERVICE_DATABASE_URL',
     schema: z.union([
       z.literal('').transform(() => undefined),
-      z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+      z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').refine((value) => URL.canParse(value), 'is not a valid URL'),
     ]),
   },
   DatabaseSchema: {
