@@ -1,6 +1,6 @@
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { databaseError, isServiceError, notFound, secretRejected } from '../errors.js';
+import { databaseError, isServiceError, notFound } from '../errors.js';
 import { hasFilters } from './filter-sql.js';
 import { encodeCursor } from './list-cursor.js';
 import { listPage } from './list-repository.js';
@@ -18,7 +18,8 @@ import {
   type StoredVector,
 } from './repository.js';
 import { sameFact } from './same-fact.js';
-import { looksLikeSecret } from './secrets.js';
+import { rejectSecrets } from './secrets.js';
+import { canonicalTags } from './tags.js';
 import type {
   Correction,
   DedupPolicy,
@@ -73,8 +74,9 @@ export class MemoryService {
     return { literal: toVectorLiteral(vector!), model: embedder.model, dimensions: vector!.length };
   }
 
-  async remember(subject: string, memory: NewMemory, policy: DedupPolicy): Promise<RememberOutcome> {
-    if (looksLikeSecret(memory.text)) throw secretRejected();
+  async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberOutcome> {
+    rejectSecrets({ text: given.text, tags: given.tags, source_provider: given.sourceProvider, session_id: given.sessionId });
+    const memory = { ...given, tags: canonicalTags(given.tags) };
     const vector = await this.embed(memory.text);
     const threshold = this.#options.nearDuplicateThreshold;
     return this.inTransaction(subject, 'storing the memory', async (trx) => {
@@ -159,7 +161,7 @@ export class MemoryService {
 
   /** Removes a memory from recall, keeping a tombstone (reason forgotten). NOT_FOUND for another subject's id too. */
   async forget(subject: string, memoryId: number, note: string | undefined): Promise<{ ok: true; memory_id: number; message: string }> {
-    if (note !== undefined && looksLikeSecret(note)) throw secretRejected('reason');
+    rejectSecrets({ reason: note });
     return this.inTransaction(subject, 'forgetting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
@@ -178,8 +180,14 @@ export class MemoryService {
     memoryId: number,
     correction: Correction,
   ): Promise<{ ok: true; memory_id: number; replaced_memory_id: number; message: string }> {
-    if (looksLikeSecret(correction.text)) throw secretRejected();
-    if (correction.note !== undefined && looksLikeSecret(correction.note)) throw secretRejected('reason');
+    rejectSecrets({
+      text: correction.text,
+      tags: correction.tags,
+      source_provider: correction.sourceProvider,
+      session_id: correction.sessionId,
+      reason: correction.note,
+    });
+    const tags = correction.tags === undefined ? undefined : canonicalTags(correction.tags);
     const vector = await this.embed(correction.text);
     return this.inTransaction(subject, 'correcting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
@@ -190,7 +198,7 @@ export class MemoryService {
         subject,
         {
           text: correction.text,
-          tags: correction.tags ?? removed.tags,
+          tags: tags ?? removed.tags,
           importance: correction.importance ?? removed.importance,
           sourceProvider: correction.sourceProvider,
           captureMode: correction.captureMode,

@@ -25,6 +25,8 @@
  *     (["Work", "work", "#work"] becomes ["work"]).
  */
 
+import { invalidInput } from '../errors.js';
+
 export const TAG_LIMITS = { maxTags: 20, maxTagChars: 64 } as const;
 
 export type TagResult = { ok: true; tags: string[] } | { ok: false; message: string };
@@ -69,4 +71,11 @@ export function normalizeTags(input: readonly string[]): TagResult {
     }
   }
   return { ok: true, tags };
+}
+
+/** The canonical tags to store; INVALID_INPUT (naming the tag) when normalizeTags refuses the list. */
+export function canonicalTags(input: readonly string[]): string[] {
+  const result = normalizeTags(input);
+  if (!result.ok) throw invalidInput(result.message);
+  return result.tags;
 }

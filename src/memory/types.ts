@@ -5,6 +5,7 @@ export type TombstoneReason = 'corrected' | 'forgotten';
 /** A validated remember request (the tool layer has checked types, ranges and formats). */
 export interface NewMemory {
   readonly text: string;
+  /** As the caller gave them: the service checks them for secrets, then normalises them (tags.ts). */
   readonly tags: readonly string[];
   readonly sourceProvider: string | undefined;
   readonly importance: number;
@@ -124,6 +125,7 @@ export interface ListOutcome {
 /** Fields a correction may set; absent tags and importance are carried over from the corrected memory. */
 export interface Correction {
   readonly text: string;
+  /** As given (see NewMemory.tags); undefined keeps the corrected memory's tags. */
   readonly tags: readonly string[] | undefined;
   readonly importance: number | undefined;
   readonly sourceProvider: string | undefined;

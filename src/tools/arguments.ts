@@ -38,23 +38,29 @@ export const optionalString = (maxChars: number, description: string) =>
     .transform((value) => value ?? undefined)
     .meta({ description, maxLength: maxChars });
 
-/** Normalised tags; absent or null gives []. */
-export const tagList = (description: string) => optionalTagList(description).transform((tags) => tags ?? []);
+/** Filter tags, normalised here (they are compared, never stored); absent or null gives []. */
+export const tagList = (description: string) =>
+  givenTagList(description).transform((tags, context) => {
+    const result = normalizeTags(tags);
+    if (!result.ok) {
+      context.addIssue({ code: 'custom', message: result.message, input: tags });
+      return z.NEVER;
+    }
+    return result.tags;
+  });
 
-/** Normalised tags; absent or null stays undefined (so a caller can tell "no change" from "none"). */
-export const optionalTagList = (description: string) =>
+/**
+ * Tags to store, as given; absent or null gives []. The memory service checks them for secrets before it
+ * normalises them (lowercasing and `_` → `-` would hide a key's shape from the detector).
+ */
+export const givenTagList = (description: string) => optionalGivenTagList(description).transform((tags) => tags ?? []);
+
+/** Tags to store, as given; absent or null stays undefined (so a caller can tell "no change" from "none"). */
+export const optionalGivenTagList = (description: string) =>
   z
     .array(cleanString(), { error: typeError('an array of strings') })
     .nullish()
-    .transform((tags, context) => {
-      if (tags === null || tags === undefined) return undefined;
-      const result = normalizeTags(tags);
-      if (!result.ok) {
-        context.addIssue({ code: 'custom', message: result.message, input: tags });
-        return z.NEVER;
-      }
-      return result.tags;
-    })
+    .transform((tags) => tags ?? undefined)
     .meta({ description, maxItems: TAG_LIMITS.maxTags });
 
 const ISO_WITH_ZONE = 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T09:00:00Z';
