@@ -154,6 +154,6 @@ for (const strategy of STRATEGIES) {
 }
 console.log(`\n(recall ms: one recall of 20, query embedding excluded; total run ${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-if (engine === 'postgres') await db.withSubject('*', 'benchmarking', (trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
+if (engine === 'postgres') await db.withAllSubjects('inspecting rows', (trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
 await db.close();
 await local.close();

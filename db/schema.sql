@@ -31,7 +31,7 @@ create table memories (
   CREATE TRIGGER memories_count_move AFTER UPDATE OF subject ON memories FOR EACH ROW WHEN ((old.subject IS DISTINCT FROM new.subject)) EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   row level security enabled, forced;
-  policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
+  policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
 create table memory_terms (
   subject text not null,
@@ -43,7 +43,7 @@ create table memory_terms (
   CREATE INDEX memory_terms_memory_idx ON memory_terms USING btree (memory_id);
   CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id);
   row level security enabled, forced;
-  policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
+  policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
 create table subject_stats (
   subject text not null,
@@ -53,7 +53,7 @@ create table subject_stats (
   constraint subject_stats_pkey PRIMARY KEY (subject);
   CREATE UNIQUE INDEX subject_stats_pkey ON subject_stats USING btree (subject);
   row level security enabled, forced;
-  policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
+  policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
 create table tombstones (
   id bigint generated always as identity not null,
@@ -77,4 +77,4 @@ create table tombstones (
   CREATE UNIQUE INDEX tombstones_pkey ON tombstones USING btree (id);
   CREATE INDEX tombstones_subject_idx ON tombstones USING btree (subject, tombstoned_at DESC);
   row level security enabled, forced;
-  policy tombstones_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.subject'::text, true) = '*'::text)));
+  policy tombstones_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));

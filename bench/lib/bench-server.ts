@@ -35,7 +35,7 @@ export async function startBenchServer(engine: BenchEngine, env: Record<string, 
     token: (subject) => benchToken(service.stateFile!, config, subject),
     async close() {
       if (engine === 'postgres') {
-        await service.db.withSubject('*', 'benchmarking', async () => undefined);
+        await service.db.withAllSubjects('inspecting rows', async () => undefined);
       }
       await service.close();
       if (engine === 'postgres') {

@@ -54,8 +54,8 @@ export async function seedSubjects(
     const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
     await client.connect();
     await client.query(`set search_path to "${schema}", public`);
-    // The owner is subject to row-level security too (FORCE); '*' admits every subject's rows.
-    await client.query(`select set_config('memory_service.subject', '*', false)`);
+    // The owner is subject to row-level security too (FORCE); all_subjects = on admits every subject's rows.
+    await client.query(`select set_config('memory_service.all_subjects', 'on', false)`);
     query = async <R>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as R[];
     closeRaw = async () => {
       await client.query(`drop schema if exists "${schema}" cascade`);

@@ -97,13 +97,13 @@ async function connect(engine: BenchEngine, dataDir: string, schema: string): Pr
     const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
     await client.connect();
     await client.query(`set search_path to "${schema}", public`);
-    // Row-level security admits every subject's rows to '*' (maintenance).
-    await client.query(`select set_config('memory_service.subject', '*', false)`);
+    // Row-level security admits every subject's rows when all_subjects is on (maintenance).
+    await client.query(`select set_config('memory_service.all_subjects', 'on', false)`);
     return { query: (text, params) => client.query(text, params), close: () => client.end() };
   }
   const pglite = await openPGlite(join(dataDir, 'pglite'));
   await pglite.exec(`set search_path to "${schema}", public`);
-  await pglite.query(`select set_config('memory_service.subject', '*', false)`);
+  await pglite.query(`select set_config('memory_service.all_subjects', 'on', false)`);
   return {
     query: async (text, params) => ({ rows: (await pglite.query<Record<string, unknown>>(text, params)).rows }),
     close: () => pglite.close(),

@@ -1,5 +1,6 @@
 import { composeService } from '../compose.js';
 import type { Config } from '../config/load-config.js';
+import { redactCredentials } from '../config/redact.js';
 import { createLogger } from '../logger.js';
 
 /** Owns the process: logger, listen, graceful shutdown on SIGTERM/SIGINT (in-flight requests drain). */
@@ -11,12 +12,12 @@ export async function serveCommand(config: Config): Promise<number> {
   if (service.metricsApp !== undefined && metricsPort !== undefined) await service.metricsApp.listen({ host: config.metrics.host, port: metricsPort });
   app.log.info(
     {
-      baseUrl: config.baseUrl,
+      baseUrl: redactCredentials(config.baseUrl),
       database: config.database.url === undefined ? `pglite:${config.database.dataDir}` : 'postgres',
       embeddingModel: service.embedder.model,
-      authorizationServer: config.oauth.authorizationServer ?? 'not configured (every /mcp request answers 500)',
+      authorizationServer: redactCredentials(config.oauth.authorizationServer ?? 'not configured (every /mcp request answers 500)'),
     },
-    `memory-service listening; MCP endpoint ${config.resourceUrl}`,
+    `memory-service listening; MCP endpoint ${redactCredentials(config.resourceUrl)}`,
   );
 
   return new Promise<number>((resolve) => {

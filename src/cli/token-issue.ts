@@ -1,6 +1,7 @@
 import { issueAccessToken } from '../auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE, SCOPES } from '../auth/scopes.js';
 import { StateFile } from '../auth/authorization-server/state-file.js';
+import { subjectProblem } from '../auth/subject.js';
 import type { Config } from '../config/load-config.js';
 import { UsageError, type CommandIO } from './command.js';
 
@@ -13,6 +14,9 @@ export async function tokenIssueCommand(
   io: CommandIO,
 ): Promise<number> {
   if (options.sub === undefined || options.sub.trim() === '') throw new UsageError('token issue: --sub SUBJECT is required');
+  // The verifier would refuse the token anyway: say so now rather than print a token that never works.
+  const problem = subjectProblem(options.sub.trim());
+  if (problem !== undefined) throw new UsageError(`token issue: --sub is not a usable subject: the ${problem}`);
   if (!config.oauth.builtIn) {
     throw new UsageError(
       'token issue: only the built-in authorization server issues tokens (OAuthAuthorizationServer must equal BaseUrl); ' +

@@ -5,6 +5,7 @@ import { parse as parseIni } from 'ini';
 import type { EmbeddingSettings } from '../embeddings/create-provider.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../embeddings/local-provider.js';
 import { DEFAULT_OPENAI_MODEL } from '../embeddings/openai-provider.js';
+import { redactCredentials } from './redact.js';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.js';
 
 export interface Config {
@@ -89,7 +90,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
     if (input === undefined) return;
     const result = settings[name].schema.safeParse(input);
     if (result.success) values[name] = result.data as SettingValues[K];
-    else problems.push(`${name}: ${result.error.issues.map((issue) => issue.message).join('; ')} (got ${JSON.stringify(input)})`);
+    else problems.push(`${name}: ${result.error.issues.map((issue) => issue.message).join('; ')} (got ${JSON.stringify(redactCredentials(input))})`);
   };
 
   parse('Host', '127.0.0.1');

@@ -13,7 +13,9 @@ const optionalString = z
 const url = z
   .string()
   .trim()
-  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http(s) URL')
+  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'must be an http(s) URL', abort: true })
+  // Printed in challenges, metadata and logs: a password there would be published.
+  .refine((value) => new URL(value).username === '' && new URL(value).password === '', 'must not contain a user name or password')
   .transform((value) => value.replace(/\/+$/, ''));
 
 /** Empty means unset; anything else must pass `schema` (whose own message then names the problem). */
@@ -21,14 +23,6 @@ const blankOr = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (typeof value === 'string' && value.trim() === '' ? undefined : value), schema.optional());
 
 const optionalUrl = blankOr(url);
-
-/** An OpenAI-compatible server: the key goes in OPENAI_API_KEY, never in the URL (fetch would echo it in errors). */
-const optionalServerUrl = blankOr(
-  url.refine((value) => {
-    const parsed = new URL(value);
-    return parsed.username === '' && parsed.password === '';
-  }, 'must not contain credentials; set OPENAI_API_KEY instead'),
-);
 
 const integer = (min: number, max: number) =>
   z.coerce
@@ -61,7 +55,9 @@ export const settings = {
   Port: { env: 'MEMORY_SERVICE_PORT', schema: integer(0, 65535) },
   DatabaseUrl: {
     env: 'MEMORY_SERVICE_DATABASE_URL',
-    schema: blankOr(z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
+    schema: blankOr(
+      z.string().trim().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').refine((value) => URL.canParse(value), 'is not a valid URL'),
+    ),
   },
   DatabaseSchema: {
     env: 'MEMORY_SERVICE_DATABASE_SCHEMA',
@@ -74,7 +70,7 @@ export const settings = {
     env: 'MEMORY_SERVICE_EMBEDDING_DIMENSIONS',
     schema: blankOr(integer(1, 16000)),
   },
-  OpenAIBaseUrl: { env: 'MEMORY_SERVICE_OPENAI_BASE_URL', schema: optionalServerUrl },
+  OpenAIBaseUrl: { env: 'MEMORY_SERVICE_OPENAI_BASE_URL', schema: optionalUrl },
   MaxTextChars: { env: 'MEMORY_SERVICE_MAX_TEXT_CHARS', schema: integer(1, 1_000_000) },
   NearDuplicateThreshold: {
     env: 'MEMORY_SERVICE_NEAR_DUPLICATE_THRESHOLD',

@@ -5,6 +5,7 @@ import * as inlineVectors from './migrations/0003_inline_vectors.js';
 import * as memoryTerms from './migrations/0004_memory_terms.js';
 import * as subjectStats from './migrations/0005_subject_stats.js';
 import { createVectorIndexStatement, isIndexable } from './pgvector.js';
+import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0003_inline_vectors': inlineVectors,
   '0004_memory_terms': memoryTerms,
   '0005_subject_stats': subjectStats,
+  '0006_all_subjects_setting': allSubjectsSetting,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

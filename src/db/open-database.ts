@@ -7,6 +7,7 @@ import pg from 'pg';
 import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import { PGLITE_PARSERS } from './pglite-timestamps.js';
 import type { Database, DbTransaction } from './schema.js';
 
 /** The role subject-scoped transactions switch to when the connecting user would bypass row-level security. */
@@ -17,11 +18,16 @@ export interface DatabaseHandle {
   readonly schema: string;
   /**
    * Runs `fn` in one transaction in which row-level security admits only `subject`'s rows
-   * ('*' admits all: maintenance only). A failure rolls the whole transaction back. A driver error (the
+   * (withAllSubjects is for maintenance). A failure rolls the whole transaction back. A driver error (the
    * server's, or a lost connection) becomes DATABASE_ERROR naming `activity` ("storing the memory"); anything
    * else `fn` throws propagates as it is.
    */
   withSubject<T>(subject: string, activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Maintenance only (re-embedding, tests): one transaction in which row-level security admits every
+   * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
+   */
+  withAllSubjects<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
@@ -46,7 +52,7 @@ export interface OpenDatabaseOptions {
 
 export async function openPGlite(dataDir: string): Promise<PGlite> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return PGlite.create({ dataDir, extensions: { vector } });
+  return PGlite.create({ dataDir, extensions: { vector }, parsers: PGLITE_PARSERS });
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
@@ -94,6 +100,27 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
   const switchRole = await prepareRlsRole(kysely, schema);
 
+  /**
+   * One transaction under row-level security: `subject`'s rows, or every row when allSubjects is 'on'. A driver
+   * error becomes DATABASE_ERROR naming `activity`; anything else `fn` throws propagates as it is.
+   */
+  async function scoped<T>(subject: string, allSubjects: 'on' | 'off', activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
+    try {
+      return await kysely.transaction().execute(async (trx) => {
+        await sql`select set_config('search_path', ${searchPath}, true),
+                         set_config('memory_service.subject', ${subject}, true),
+                         set_config('memory_service.all_subjects', ${allSubjects}, true)`.execute(trx);
+        if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
+        return await fn(trx);
+      });
+    } catch (error) {
+      const failure = driverError(error);
+      if (failure === undefined) throw error;
+      options.onDriverError?.(failure, activity);
+      throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
+    }
+  }
+
   async function closeQuietly(): Promise<void> {
     if (pool !== undefined) await kysely.destroy().catch(() => undefined);
     else if (ownedPglite !== undefined) await ownedPglite.close().catch(() => undefined);
@@ -102,21 +129,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    async withSubject(subject, activity, fn) {
-      try {
-        return await kysely.transaction().execute(async (trx) => {
-          await sql`select set_config('search_path', ${searchPath}, true),
-                           set_config('memory_service.subject', ${subject}, true)`.execute(trx);
-          if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
-          return await fn(trx);
-        });
-      } catch (error) {
-        const failure = driverError(error);
-        if (failure === undefined) throw error;
-        options.onDriverError?.(failure, activity);
-        throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
-      }
-    },
+    withSubject: (subject, activity, fn) => scoped(subject, 'off', activity, fn),
+    withAllSubjects: (activity, fn) => scoped('', 'on', activity, fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);

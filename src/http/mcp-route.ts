@@ -27,9 +27,12 @@ declare module 'fastify' {
 }
 
 const rpcError = (code: number, message: string) => errorResponse(null, new JsonRpcError(code, message));
+const notJson = (reply: FastifyReply) => reply.code(415).send(rpcError(RPC.invalidRequest, 'Content-Type must be application/json'));
 
 /** POST /mcp: stateless JSON-RPC over HTTP. No Mcp-Session-Id is issued, and a stale one is ignored. */
 export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
+  // JSON only: Fastify's default text/plain parser would hand a text body to the router as if it were JSON.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.maxBodyBytes }, (_request, body, done) => {
     done(null, body);
   });
@@ -39,7 +42,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
       return reply.code(413).send(rpcError(RPC.invalidRequest, `Request body exceeds ${options.maxBodyBytes} bytes`));
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply.code(415).send(rpcError(RPC.invalidRequest, 'Content-Type must be application/json'));
+      return notJson(reply);
     }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send(rpcError(RPC.invalidRequest, error.message));
@@ -79,7 +82,14 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     return undefined;
   };
 
-  const onRequest = options.rateLimit === undefined ? [authenticate] : [authenticate, options.rateLimit];
+  // Before the body is read: a request without a JSON body (no Content-Type at all included) gets 415.
+  const requireJson = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!isJsonMediaType(request.headers['content-type'])) {
+      return notJson(reply);
+    }
+  };
+
+  const onRequest = options.rateLimit === undefined ? [authenticate, requireJson] : [authenticate, options.rateLimit, requireJson];
   app.post('/mcp', { onRequest }, async (request, reply) => {
     const auth = request.auth!;
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
@@ -107,6 +117,11 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
   app.get('/mcp', methodNotAllowed);
   app.delete('/mcp', methodNotAllowed);
+}
+
+/** `application/json`, in any letter case, with or without parameters such as `charset`. */
+function isJsonMediaType(header: string | undefined): boolean {
+  return header !== undefined && header.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
 /** The stack without its first line (the message). */

@@ -68,7 +68,9 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       const started = performance.now();
       let outcome = 'internal_error';
       try {
-        const result = await tool.call(parsed.data.arguments ?? {}, context);
+        // The caller's own object, not zod's copy: a record parse drops an own "__proto__" key (it becomes the
+        // copy's prototype), which would then slip past the tool's strict schema instead of being refused.
+        const result = await tool.call(params.arguments ?? {}, context);
         outcome = result.isError === true ? result.structuredContent.error.code : 'ok';
         return result;
       } finally {

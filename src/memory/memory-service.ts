@@ -7,11 +7,12 @@ import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import { storedVector, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { embeddingError, notFound, secretRejected } from '../errors.js';
+import { embeddingError, notFound } from '../errors.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { sameFact } from './same-fact.js';
-import { looksLikeSecret } from './secrets.js';
+import { rejectSecrets } from './secrets.js';
+import { canonicalTags } from './tags.js';
 import type {
   ConfirmResult,
   CorrectResult,
@@ -50,8 +51,9 @@ export class MemoryService {
     this.#options = options;
   }
 
-  async remember(subject: string, memory: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
-    if (looksLikeSecret(memory.text)) throw secretRejected('text');
+  async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
+    rejectSecrets({ text: given.text, tags: given.tags, sourceProvider: given.sourceProvider, sessionId: given.sessionId });
+    const memory = { ...given, tags: canonicalTags(given.tags) };
     const vector = await this.#embed(memory.text);
     const threshold = this.#options.nearDuplicateThreshold;
     return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
@@ -104,7 +106,7 @@ export class MemoryService {
 
   /** Removes a memory from recall, keeping a tombstone (reason forgotten). NOT_FOUND for another subject's id too. */
   async forget(subject: string, memoryId: number, note: string | undefined): Promise<ForgetResult> {
-    if (note !== undefined && looksLikeSecret(note)) throw secretRejected('note');
+    rejectSecrets({ note });
     return this.#options.db.withSubject(subject, 'forgetting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
@@ -119,8 +121,14 @@ export class MemoryService {
    * new id), in one transaction: either both happen or neither.
    */
   async correct(subject: string, memoryId: number, correction: Correction): Promise<CorrectResult> {
-    if (looksLikeSecret(correction.text)) throw secretRejected('text');
-    if (correction.note !== undefined && looksLikeSecret(correction.note)) throw secretRejected('note');
+    rejectSecrets({
+      text: correction.text,
+      tags: correction.tags,
+      sourceProvider: correction.sourceProvider,
+      sessionId: correction.sessionId,
+      note: correction.note,
+    });
+    const tags = correction.tags === undefined ? undefined : canonicalTags(correction.tags);
     const vector = await this.#embed(correction.text);
     return this.#options.db.withSubject(subject, 'correcting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
@@ -131,7 +139,7 @@ export class MemoryService {
         subject,
         {
           text: correction.text,
-          tags: correction.tags ?? removed.tags,
+          tags: tags ?? removed.tags,
           importance: correction.importance ?? removed.importance,
           sourceProvider: correction.sourceProvider,
           captureMode: correction.captureMode,

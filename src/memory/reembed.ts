@@ -22,14 +22,14 @@ export async function reembedAll(
 ): Promise<{ memories: number; tombstones: number }> {
   const counts = { memories: 0, tombstones: 0 };
   for (const table of ['memories', 'tombstones'] as const) {
-    const total = await db.withSubject('*', 're-embedding', (trx) => countStaleEmbeddings(trx, table, embedder.model));
+    const total = await db.withAllSubjects('re-embedding', (trx) => countStaleEmbeddings(trx, table, embedder.model));
     let lastId = 0;
     for (;;) {
-      const batch = await db.withSubject('*', 're-embedding', (trx) => staleEmbeddingBatch(trx, table, embedder.model, lastId, batchSize));
+      const batch = await db.withAllSubjects('re-embedding', (trx) => staleEmbeddingBatch(trx, table, embedder.model, lastId, batchSize));
       const last = batch.at(-1);
       if (last === undefined) break;
       const vectors = await embedder.embed(batch.map((row) => row.text));
-      await db.withSubject('*', 're-embedding', async (trx) => {
+      await db.withAllSubjects('re-embedding', async (trx) => {
         for (const [index, row] of batch.entries()) {
           const vector = vectors[index];
           if (vector === undefined) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${batch.length} texts`);

@@ -25,6 +25,8 @@
  *     (["Work", "work", "#work"] becomes ["work"]).
  */
 
+import { invalidInput } from '../errors.js';
+
 export const TAG_LIMITS = { maxTags: 20, maxTagChars: 64 } as const;
 
 /** A refused list: too many items (counted before de-duplication), or the item at `index` empty or too long. */
@@ -74,4 +76,24 @@ export function normalizeTags(input: readonly string[]): TagResult {
     }
   }
   return { ok: true, tags };
+}
+
+/** The canonical tags to store; INVALID_INPUT (naming the tag) when normalizeTags refuses the list. */
+/** Names the list and item: "tags[1] is empty after normalisation". */
+export function describeTagProblem(problem: TagProblem): string {
+  switch (problem.problem) {
+    case 'too_many':
+      return `tags has ${problem.count} items; at most ${TAG_LIMITS.maxTags} are allowed`;
+    case 'empty':
+      return `tags[${problem.index}] is empty after normalisation`;
+    case 'too_long':
+      return `tags[${problem.index}] is longer than ${TAG_LIMITS.maxTagChars} characters after normalisation`;
+  }
+}
+
+/** The canonical tags of a list to store; INVALID_INPUT naming the item when the list cannot be stored. */
+export function canonicalTags(input: readonly string[]): string[] {
+  const result = normalizeTags(input);
+  if (!result.ok) throw invalidInput(describeTagProblem(result));
+  return result.tags;
 }

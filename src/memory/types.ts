@@ -75,6 +75,7 @@ export interface ListResult {
 /** Fields a correction may set; absent tags and importance are carried over from the corrected memory. */
 export interface Correction {
   readonly text: string;
+  /** As given (see NewMemory.tags); undefined keeps the corrected memory's tags. */
   readonly tags: readonly string[] | undefined;
   readonly importance: number | undefined;
   readonly sourceProvider: string | undefined;

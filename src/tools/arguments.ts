@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalizeTags, TAG_LIMITS, type TagProblem } from '../memory/tags.js';
+import { canonicalTags, describeTagProblem, normalizeTags, TAG_LIMITS } from '../memory/tags.js';
 
 /** Building blocks shared by the tools' argument schemas. Optional arguments also accept null (= absent). */
 
@@ -12,16 +12,25 @@ export function countCharacters(text: string): number {
 const typeError = (expected: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${expected}`;
 
-export const requiredText = (maxChars: number, description: string) =>
+/**
+ * The base of every string argument. PostgreSQL text cannot hold U+0000 (the driver would fail and the
+ * caller would see DATABASE_ERROR), and a lone UTF-16 surrogate has no UTF-8 form (it would be stored as
+ * U+FFFD, so two different strings would become one): both are refused here, naming the argument.
+ */
+export const cleanString = (expected = 'a string') =>
   z
-    .string({ error: typeError('a string') })
+    .string({ error: typeError(expected) })
+    .refine((value) => !value.includes('\u0000'), { message: 'must not contain U+0000 (NUL)', abort: true })
+    .refine((value) => value.isWellFormed(), { message: 'is not valid Unicode (lone surrogate)', abort: true });
+
+export const requiredText = (maxChars: number, description: string) =>
+  cleanString()
     .refine((text) => text.trim() !== '', 'must not be blank')
     .refine((text) => countCharacters(text) <= maxChars, `must be at most ${maxChars} characters`)
     .meta({ description, maxLength: maxChars });
 
 export const optionalString = (maxChars: number, description: string) =>
-  z
-    .string({ error: typeError('a string') })
+  cleanString()
     .trim()
     .min(1, 'must not be empty')
     .refine((value) => countCharacters(value) <= maxChars, `must be at most ${maxChars} characters`)
@@ -29,13 +38,21 @@ export const optionalString = (maxChars: number, description: string) =>
     .transform((value) => value ?? undefined)
     .meta({ description, maxLength: maxChars });
 
-/** Normalised tags; absent or null gives []. */
-export const tagList = (description: string) => optionalTagList(description).transform((tags) => tags ?? []);
+/** Filter tags, normalised here (they are compared, never stored; already checked, so canonicalTags cannot refuse them); absent or null gives []. */
+export const tagList = (description: string) =>
+  optionalGivenTagList(description).transform((tags) => (tags === undefined ? [] : canonicalTags(tags)));
 
-/** Normalised tags; absent or null stays undefined (so a caller can tell "no change" from "none"). */
-export const optionalTagList = (description: string) =>
+/**
+ * Tags to store, as given (checked here so a bad list is refused before any work); absent or null gives []. The
+ * memory service checks them for secrets before it normalises them (lowercasing and `_` → `-` would hide a key's
+ * shape from the detector).
+ */
+export const givenTagList = (description: string) => optionalGivenTagList(description).transform((tags) => tags ?? []);
+
+/** Tags to store, as given; absent or null stays undefined (so a caller can tell "no change" from "none"). */
+export const optionalGivenTagList = (description: string) =>
   z
-    .array(z.string({ error: typeError('a string') }), { error: typeError('an array of strings') })
+    .array(cleanString(), { error: typeError('an array of strings') })
     .nullish()
     .transform((tags, context) => {
       if (tags === null || tags === undefined) return undefined;
@@ -44,27 +61,28 @@ export const optionalTagList = (description: string) =>
         context.addIssue({ code: 'custom', message: describeTagProblem(result), input: tags });
         return z.NEVER;
       }
-      return result.tags;
+      return tags;
     })
     .meta({ description, maxItems: TAG_LIMITS.maxTags });
 
-/** Names the argument: "tags[1] is empty after normalisation". */
-export function describeTagProblem(problem: TagProblem): string {
-  switch (problem.problem) {
-    case 'too_many':
-      return `tags has ${problem.count} items; at most ${TAG_LIMITS.maxTags} are allowed`;
-    case 'empty':
-      return `tags[${problem.index}] is empty after normalisation`;
-    case 'too_long':
-      return `tags[${problem.index}] is longer than ${TAG_LIMITS.maxTagChars} characters after normalisation`;
-  }
-}
-
 const ISO_WITH_ZONE = 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T09:00:00Z';
+
+/**
+ * The instants both engines store alike: years 0001 to 9999 in UTC. Outside it they part ways (node-postgres
+ * sends year 0 as "0001 BC", which PostgreSQL stores; PGlite sends "0000-…", which it refuses; year 10000
+ * comes back as "+010000-…"), so a timestamp is checked after its offset is applied.
+ */
+export const TIMESTAMP_RANGE = { min: new Date('0001-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z') } as const;
+const OUT_OF_RANGE = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z once its offset is applied';
 
 export const timestamp = (description: string) =>
   z
     .iso.datetime({ offset: true, error: ISO_WITH_ZONE })
+    .refine((value) => {
+      const time = new Date(value).getTime();
+      // NaN: not a timestamp at all, which the format check above reports.
+      return Number.isNaN(time) || (time >= TIMESTAMP_RANGE.min.getTime() && time <= TIMESTAMP_RANGE.max.getTime());
+    }, OUT_OF_RANGE)
     .nullish()
     .transform((value) => (value === null || value === undefined ? undefined : new Date(value)))
     .meta({ description });

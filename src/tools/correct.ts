@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
-import { importance, memoryId, optionalString, optionalTagList } from './arguments.js';
+import { importance, memoryId, optionalGivenTagList, optionalString } from './arguments.js';
 import { REASON_CHARS } from './forget.js';
 import { memoryIdOutput } from './output.js';
 import { checkExpiresAt, REMEMBER_ERRORS, rememberInput } from './remember.js';
@@ -12,7 +12,7 @@ export function correctInput(maxTextChars: number) {
     .omit({ dedup_policy: true, last_confirmed_at: true })
     .extend({
       memory_id: memoryId('The memory that is wrong or out of date.'),
-      tags: optionalTagList('Tags of the corrected fact; omit to keep the old memory\'s tags, [] for none.'),
+      tags: optionalGivenTagList('Tags of the corrected fact; omit to keep the old memory\'s tags, [] for none.'),
       importance: importance('0 to 1; omit to keep the old memory\'s importance.'),
       reason: optionalString(REASON_CHARS, 'Why it changed, briefly (e.g. "user moved in 2025"). Kept with the record; no secrets.'),
     });

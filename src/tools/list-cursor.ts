@@ -5,7 +5,8 @@ import type { ListPosition } from '../memory/types.js';
  * starts, as opaque base64url text. It carries no authority: every page is read within the caller's subject,
  * so an edited cursor can only move within the caller's own memories.
  */
-const POSITION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+/** Year 0000 is excluded: PostgreSQL reads it as 1 BC through node-postgres and refuses it through PGlite. */
+const POSITION = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export function encodeCursor(position: ListPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');

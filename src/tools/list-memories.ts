@@ -4,7 +4,7 @@ import { defineTool, type Tool } from '../mcp/tool.js';
 import { hasFilters } from '../memory/filters.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import type { ListResult } from '../memory/types.js';
-import { boundedInteger } from './arguments.js';
+import { boundedInteger, cleanString } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { memoriesCount, memoryOutput, presentMemory } from './output.js';
@@ -12,8 +12,7 @@ import { RECALL_LIMITS } from './recall.js';
 
 const listInput = z.strictObject({
   limit: boundedInteger(1, 100, 20, 'Most memories on this page (default 20, at most 100).'),
-  cursor: z
-    .string({ error: 'must be a string' })
+  cursor: cleanString()
     .max(200, 'is not a cursor returned by list_memories')
     .nullish()
     .transform((value) => value ?? undefined)

@@ -3,7 +3,7 @@ import { invalidInput } from '../errors.js';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import type { DedupPolicy, NearMemory, RememberResult, TombstoneMatch } from '../memory/types.js';
-import { importance, optionalEnum, optionalString, requiredText, tagList, timestamp } from './arguments.js';
+import { givenTagList, importance, optionalEnum, optionalString, requiredText, timestamp } from './arguments.js';
 import { memoryIdOutput, rounded, scoreOutput, timestampOutput } from './output.js';
 
 /** Allowed clock skew for last_confirmed_at ("now" on the caller's clock may be slightly ahead of ours). */
@@ -15,7 +15,7 @@ export function rememberInput(maxTextChars: number) {
       maxTextChars,
       'The fact to remember, as one self-contained sentence about the user (e.g. "The user is allergic to penicillin"). No secrets.',
     ),
-    tags: tagList('Short topic labels, e.g. ["health", "allergies"]. Normalised to lowercase.'),
+    tags: givenTagList('Short topic labels, e.g. ["health", "allergies"]. Normalised to lowercase.'),
     source_provider: optionalString(200, 'Name of the LLM or client producing this memory, for auditing.'),
     importance: importance('How important the fact is, 0 to 1 (default 0.5). Stored; not used in ranking yet.').transform(
       (value) => value ?? 0.5,

@@ -45,7 +45,7 @@ describe.each(engines)('errors inside a subject transaction on %s', (engine) => 
     db = await open(engine, logged);
   });
   afterAll(async () => {
-    if (engine === 'postgres') await db.withSubject('*', 'dropping the test schema', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
+    if (engine === 'postgres') await db.withAllSubjects('dropping the test schema', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
     await db.close();
   });
 

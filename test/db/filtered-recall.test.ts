@@ -75,7 +75,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     });
     for (let start = 0; start < rows.length; start += 1000) {
       const batch = rows.slice(start, start + 1000);
-      const inserted = await db.withSubject('*', 'inspecting rows', (trx) =>
+      const inserted = await db.withAllSubjects('inspecting rows', (trx) =>
         trx
           .insertInto('memories')
           .values(
@@ -93,11 +93,11 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       );
       ids.push(...inserted.map((row) => Number(row.id)));
     }
-    await db.withSubject('*', 'inspecting rows', (trx) => sql`analyze memories`.execute(trx));
+    await db.withAllSubjects('inspecting rows', (trx) => sql`analyze memories`.execute(trx));
     // Building the data set maintains an HNSW index row by row: minutes on PGlite on a busy 2-core machine.
   }, 600_000);
   afterAll(async () => {
-    if (engine === 'postgres') await db.withSubject('*', 'inspecting rows', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
+    if (engine === 'postgres') await db.withAllSubjects('inspecting rows', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
     await db.close();
   });
 
@@ -164,7 +164,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
 
   it('would return leftovers from a plain global index scan (why the plan above exists)', async () => {
     const query = queries[0]!;
-    const leftovers = await db.withSubject('*', 'inspecting rows', async (trx) => {
+    const leftovers = await db.withAllSubjects('inspecting rows', async (trx) => {
       await sql`select set_config('hnsw.iterative_scan', 'off', true)`.execute(trx);
       const { rows: found } = await sql<{ subject: string }>`
         select subject from memories where embedding_dimensions = ${DIMS}

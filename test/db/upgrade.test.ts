@@ -38,8 +38,9 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
 
       const after = await migrateToLatest(db, schema);
       expect(after.error).toBeUndefined();
+      // From 0006 on, every subject is `memory_service.all_subjects = on`, no longer the subject '*'.
       const terms = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.subject', '*', true)`.execute(trx);
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
         return trx.selectFrom('memory_terms').select(['subject', 'lexeme', 'memory_id']).orderBy('subject').orderBy('lexeme').execute();
       });
       expect(terms.map((row) => [row.subject, row.lexeme, Number(row.memory_id)])).toEqual([
@@ -55,7 +56,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       ]);
 
       const counts = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.subject', '*', true)`.execute(trx);
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
         return trx.selectFrom('subject_stats').select(['subject', 'memories']).orderBy('subject').execute();
       });
       expect(counts.map((row) => [row.subject, Number(row.memories)])).toEqual([['alice', 1], ['bob', 1]]);

@@ -120,7 +120,7 @@ export function composeProject(name: string, variables: Record<string, string>):
       exitCode: info!.State.ExitCode,
       health: info!.State.Health?.Status,
       user: info!.Config.User,
-      mounts: info!.Mounts.map((mount) => ({ type: mount.Type, name: mount.Name, destination: mount.Destination })),
+      mounts: info!.Mounts.map((mount) => ({ type: mount.Type, destination: mount.Destination, ...(mount.Name === undefined ? {} : { name: mount.Name }) })),
     };
   };
 

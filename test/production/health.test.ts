@@ -83,7 +83,7 @@ describe.each(engines)('readiness with a broken database on %s', (engine) => {
       } else {
         // The shared in-memory PGlite stays open for the other tests; forgetting the applied migrations is
         // what an unmigrated database (or a wrong schema) looks like.
-        await server.service.db.withSubject('*', 'inspecting rows', async (trx) => {
+        await server.service.db.withAllSubjects('inspecting rows', async (trx) => {
           await sql`delete from kysely_migration`.execute(trx);
         });
       }

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { TAG_LIMITS, normalizeTag, normalizeTags, type TagResult } from '../../src/memory/tags.js';
-import { describeTagProblem } from '../../src/tools/arguments.js';
+import { describeTagProblem } from '../../src/memory/tags.js';
 
 /** The refusal as the tools word it (the message names the argument); undefined when the tags were accepted. */
 const rejection = (result: TagResult): string | undefined => (result.ok ? undefined : describeTagProblem(result));

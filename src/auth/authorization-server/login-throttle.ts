@@ -1,3 +1,5 @@
+import { normaliseUserName } from './user-store.js';
+
 /**
  * Failed sign-ins are counted per user and address, and per address alone (password spraying), in a fixed
  * window. Past the limit the login form answers 429 with Retry-After until the window ends, even for the
@@ -31,19 +33,19 @@ export class LoginThrottle {
   /** Seconds to wait before trying again, or 0 when a sign-in may be attempted. */
   retryAfter(user: string, address: string): number {
     const waits = [
-      this.#wait(`u:${user.toLowerCase()}|${address}`, this.#limits.perUserAndAddress),
+      this.#wait(userKey(user, address), this.#limits.perUserAndAddress),
       this.#wait(`a:${address}`, this.#limits.perAddress),
     ];
     return Math.max(...waits);
   }
 
   recordFailure(user: string, address: string): void {
-    this.#bump(`u:${user.toLowerCase()}|${address}`);
+    this.#bump(userKey(user, address));
     this.#bump(`a:${address}`);
   }
 
   recordSuccess(user: string, address: string): void {
-    this.#counters.delete(`u:${user.toLowerCase()}|${address}`);
+    this.#counters.delete(userKey(user, address));
   }
 
   #wait(key: string, limit: number): number {
@@ -73,4 +75,18 @@ export class LoginThrottle {
     }
     return counter;
   }
+}
+
+/**
+ * Keyed on the name sign-in compares, so " bob", "BOB" and "ｂｏｂ" (one user) share one budget. Names that no
+ * user can have all share one key (the empty name, which is never valid): varying them buys no extra tries.
+ */
+function userKey(user: string, address: string): string {
+  let name = '';
+  try {
+    name = normaliseUserName(user);
+  } catch {
+    // Not a possible user name.
+  }
+  return `u:${name}|${address}`;
 }

@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { parseScopes } from '../scopes.js';
+import { subjectProblem } from '../subject.js';
 
 /** Who is calling: every memory belongs to `subject`. */
 export interface AuthInfo {
@@ -72,6 +73,8 @@ export function createJwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       if (typeof subject !== 'string' || subject === '') {
         throw new TokenError(`token has no "${options.subjectClaim}" claim naming the subject`);
       }
+      const problem = subjectProblem(subject, options.subjectClaim);
+      if (problem !== undefined) throw new TokenError(`subject not accepted: ${problem}`);
       const clientId = payload.client_id ?? payload.azp;
       return {
         subject,
