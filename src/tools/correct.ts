@@ -36,7 +36,7 @@ export function correctTool(service: MemoryService, maxTextChars: number): Tool 
       message: z.string(),
     },
     errors: [...REMEMBER_ERRORS, 'NOT_FOUND'],
-    argumentNames: { note: 'reason' },
+    argumentNames: { note: 'reason', sourceProvider: 'source_provider', sessionId: 'session_id' },
     async run(args, context) {
       checkExpiresAt(args.expires_at);
       return service.correct(context.subject, args.memory_id, {

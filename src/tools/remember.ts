@@ -82,6 +82,7 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
     input: rememberInput(maxTextChars),
     output: rememberOutput,
     errors: REMEMBER_ERRORS,
+    argumentNames: { sourceProvider: 'source_provider', sessionId: 'session_id' },
     async run(args, context) {
       checkExpiresAt(args.expires_at);
       if (args.last_confirmed_at !== undefined && args.last_confirmed_at.getTime() > Date.now() + CLOCK_SKEW_MS) {

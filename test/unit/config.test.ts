@@ -132,7 +132,7 @@ describe('loadConfig', () => {
     ['an OpenAI base URL for the local provider', { MEMORY_SERVICE_OPENAI_BASE_URL: 'http://localhost:11434/v1' }, /OpenAIBaseUrl: only applies when EmbeddingProvider = openai/],
     ['an OpenAI model prefix without a model', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_EMBEDDING_MODEL: 'openai:' }, /EmbeddingModel: names no model/],
     ['an OpenAI base URL that is not http(s)', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'ftp://models.local/v1' }, /OpenAIBaseUrl: must be an http\(s\) URL/],
-    ['an OpenAI base URL with credentials', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'https://user:pw@models.example.com/v1' }, /OpenAIBaseUrl: must not contain credentials; set OPENAI_API_KEY instead/],
+    ['an OpenAI base URL with credentials', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'https://user:pw@models.example.com/v1' }, /OpenAIBaseUrl: must not contain a user name or password/],
   ])('refuses %s', (_name, env, problem) => {
     expect(() => loadConfig({ cwd: dir(), env })).toThrow(problem);
   });
