@@ -5,7 +5,8 @@ import { hasFilters } from './filter-sql.js';
 import { encodeCursor } from './list-cursor.js';
 import { listPage } from './list-repository.js';
 import { fitToBudget, toView } from './memory-view.js';
-import { fuseRankings } from './rank-fusion.js';
+import { contentWords } from './query-analysis.js';
+import { fuseRankings, type Ranking } from './rank-fusion.js';
 import { fetchMemories, subjectMemoryCount, textRanking, vectorRanking, type VectorPlan } from './recall-repository.js';
 import {
   confirmMemory,
@@ -17,7 +18,7 @@ import {
   lockSubjectForWrite,
   type StoredVector,
 } from './repository.js';
-import { sameFact } from './same-fact.js';
+import { compareFacts } from './same-fact.js';
 import { looksLikeSecret } from './secrets.js';
 import type {
   Correction,
@@ -44,15 +45,28 @@ export interface MemoryServiceOptions {
 }
 
 const NEAR_LIMIT = 5;
+/**
+ * Near-duplicate candidates reach this far below NearDuplicateThreshold: a paraphrase in other words can score
+ * lower than the threshold (0.74 for "renews on 14 July" / "renewal date is July 14th" with the local model), so
+ * a candidate down here is listed, or skipped as the same fact, only on the evidence of its words (compareFacts).
+ */
+const CANDIDATE_MARGIN = 0.15;
+const NEAR_CANDIDATES = 20;
+/** Share of content words and names in common that lists a candidate below the threshold. */
+const LISTED_OVERLAP = 0.3;
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
 const RANKING_DEPTH = 100;
 /**
- * Fusion constants, measured on LoCoMo (bench/recall-quality.ts): a small k lets the top of each list count,
- * and the full-text ranking, which finds names, dates and numbers, weighs a little more than the vectors.
+ * Fusion constants, measured on LoCoMo turns and the development set (bench/README.md, "Recall and dedup
+ * quality"): a small k lets the top of each list count; the full-text ranking, which finds names, dates and
+ * numbers, weighs more than the vectors, but only as far as a hit covers the question: one whose matching words
+ * carry less than FULL_COVERAGE of the query's idf mass is scaled down in proportion (a shared "user", "work" or
+ * modal verb next to the question's real subject), one at or above it counts fully.
  */
 const RRF_K = 20;
 const VECTOR_WEIGHT = 1;
-const TEXT_WEIGHT = 1.5;
+const TEXT_WEIGHT = 1.75;
+const FULL_COVERAGE = 0.15;
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
 export class MemoryService {
@@ -79,12 +93,15 @@ export class MemoryService {
     const threshold = this.#options.nearDuplicateThreshold;
     return this.inTransaction(subject, 'storing the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
-      const near = policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold, NEAR_LIMIT);
-      if (policy === 'skip_if_near') {
-        const same = near.find((candidate) => sameFact(candidate.text, memory.text));
-        if (same !== undefined) {
-          return { ok: true, memory_id: same.memory_id, message: 'Already remembered', near_duplicates: near };
-        }
+      const candidates = policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES);
+      // Best first: the same fact, then the most similar.
+      const judged = candidates
+        .map((candidate) => ({ candidate, comparison: compareFacts(candidate.text, memory.text) }))
+        .filter(({ candidate, comparison }) => candidate.similarity >= threshold || comparison.same || comparison.overlap >= LISTED_OVERLAP)
+        .sort((a, b) => Number(b.comparison.same) - Number(a.comparison.same) || b.candidate.similarity - a.candidate.similarity);
+      const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
+      if (policy === 'skip_if_near' && judged[0]?.comparison.same === true) {
+        return { ok: true, memory_id: judged[0].candidate.memory_id, message: 'Already remembered', near_duplicates: near };
       }
       const memoryId = await insertMemory(trx, subject, memory, vector);
       const corrected = await findNearTombstones(trx, subject, vector, threshold, NEAR_LIMIT);
@@ -110,21 +127,19 @@ export class MemoryService {
     const vector = strategy === 'text' ? undefined : await this.embed(request.query);
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     return this.inTransaction(subject, 'recalling memories', async (trx) => {
-      const rankings: number[][] = [];
-      const weights: number[] = [];
+      const rankings: Ranking[] = [];
       let plan: VectorPlan | undefined;
       const subjectMemories = await subjectMemoryCount(trx, subject);
       if (vector !== undefined) {
         const ranked = await vectorRanking(trx, subject, request.filters, vector, RANKING_DEPTH, { exactScanLimit, subjectMemories });
-        rankings.push(ranked.ids);
-        weights.push(VECTOR_WEIGHT);
+        rankings.push({ ids: ranked.ids, weight: VECTOR_WEIGHT });
         plan = ranked.plan;
       }
       if (strategy !== 'vector') {
-        rankings.push(await textRanking(trx, subject, request.filters, request.query, RANKING_DEPTH, subjectMemories));
-        weights.push(TEXT_WEIGHT);
+        const hits = await textRanking(trx, subject, request.filters, contentWords(request.query), RANKING_DEPTH, subjectMemories);
+        rankings.push({ ids: hits.map((hit) => hit.id), weight: TEXT_WEIGHT, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) });
       }
-      const fused = fuseRankings(rankings, weights, RRF_K);
+      const fused = fuseRankings(rankings, RRF_K);
       const top = fused.slice(0, request.limit);
       const rows = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((row) => [row.id, row]));
       const ordered = top.flatMap((item) => {

@@ -18,6 +18,20 @@ const MIN_INDEX_SHARE = 0.01;
 
 export type VectorPlan = 'exact' | 'hnsw';
 
+/** The vector ranking: ids nearest first, each one's cosine similarity to the query, and the plan that found them. */
+export interface VectorHits {
+  readonly ids: number[];
+  readonly similarities: number[];
+  readonly plan: VectorPlan;
+}
+
+type DistanceRow = { id: string | number; distance: number | string };
+const hitsOf = (rows: readonly DistanceRow[], plan: VectorPlan): VectorHits => ({
+  ids: rows.map((row) => Number(row.id)),
+  similarities: rows.map((row) => 1 - Number(row.distance)),
+  plan,
+});
+
 export interface VectorPlanOptions {
   /**
    * Up to this many candidate rows (the subject's rows that pass every filter) are ranked by an exact scan;
@@ -50,7 +64,7 @@ export async function vectorRanking(
   vector: StoredVector,
   depth: number,
   options: VectorPlanOptions,
-): Promise<{ ids: number[]; plan: VectorPlan }> {
+): Promise<VectorHits> {
   const where = vectorConditions(subject, filters, vector);
   const limit = options.exactScanLimit;
   // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
@@ -60,27 +74,27 @@ export async function vectorRanking(
     // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
     // planner off the approximate index, so the ranking is exact by construction.
-    const { rows } = await sql<{ id: string | number; candidates: string | number }>`
-      select id, candidates from (
+    const { rows } = await sql<DistanceRow & { candidates: string | number }>`
+      select id, distance, candidates from (
         select id, distance, count(*) over () as candidates from (
           select id, embedding <=> ${vector.literal}::vector as distance from memories where ${where} limit ${limit + 1}
         ) as capped
       ) as counted
        order by distance, id desc
        limit ${depth}`.execute(trx);
-    if (rows.length === 0 || Number(rows[0]!.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+    if (rows.length === 0 || Number(rows[0]!.candidates) <= limit) return hitsOf(rows, 'exact');
   }
 
   const candidates = knownLarge ? options.subjectMemories : limit + 1;
   if (vector.dimensions <= MAX_INDEXED_DIMENSIONS && (await shareOfTable(trx, candidates)) >= MIN_INDEX_SHARE) {
-    const ids = await hnswScan(trx, where, vector, depth);
-    if (ids.length >= depth) return { ids, plan: 'hnsw' };
+    const rows = await hnswScan(trx, where, vector, depth);
+    if (rows.length >= depth) return hitsOf(rows, 'hnsw');
   }
-  const { rows: all } = await sql<{ id: string | number }>`
-    select id from memories where ${where}
-     order by embedding <=> ${vector.literal}::vector, id desc
+  const { rows: all } = await sql<DistanceRow>`
+    select id, embedding <=> ${vector.literal}::vector as distance from memories where ${where}
+     order by distance, id desc
      limit ${depth}`.execute(trx);
-  return { ids: all.map((row) => Number(row.id)), plan: 'exact' };
+  return hitsOf(all, 'exact');
 }
 
 /**
@@ -100,14 +114,14 @@ async function shareOfTable(trx: Trx, candidates: number): Promise<number> {
   return estimate > 0 ? Math.min(1, candidates / estimate) : 1;
 }
 
-async function hnswScan(trx: Trx, where: RawBuilder<unknown>, vector: StoredVector, depth: number): Promise<number[]> {
+async function hnswScan(trx: Trx, where: RawBuilder<unknown>, vector: StoredVector, depth: number): Promise<DistanceRow[]> {
   const { rows: before } = await sql<{ sort: string; jit: string }>`
     select current_setting('enable_sort') as sort, current_setting('jit') as jit`.execute(trx);
   await configureIterativeScan(trx, depth);
   const { rows } = await hnswQuery(where, vector, depth).execute(trx);
   // The rest of the transaction (full-text ranking) plans as usual.
   await sql`select set_config('enable_sort', ${before[0]?.sort ?? 'on'}, true), set_config('jit', ${before[0]?.jit ?? 'on'}, true)`.execute(trx);
-  return rows.map((row) => Number(row.id));
+  return rows;
 }
 
 /**
@@ -126,16 +140,16 @@ export async function configureIterativeScan(trx: Trx, depth: number): Promise<v
 }
 
 /** Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate. */
-export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number): RawBuilder<{ id: string | number }> {
+export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number): RawBuilder<DistanceRow> {
   const dims = sql.raw(String(vector.dimensions));
-  return sql<{ id: string | number }>`
+  return sql<DistanceRow>`
     with nearest as materialized (
       select id, embedding::vector(${dims}) <=> ${vector.literal}::vector(${dims}) as distance
         from memories
        where ${where}
        order by embedding::vector(${dims}) <=> ${vector.literal}::vector(${dims})
        limit ${depth})
-    select id from nearest order by distance, id desc`;
+    select id, distance from nearest order by distance, id desc`;
 }
 
 /**
@@ -145,8 +159,21 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
  */
 const COMMON_TERM_ROWS = 1000;
 
+/** A memory found by the full-text ranking. */
+export interface TextHit {
+  readonly id: number;
+  /** Sum over the query's stems it contains of idf × ts_rank. */
+  readonly score: number;
+  /**
+   * The share of the query's idf mass that it contains (0–1): the idf of its matching stems over the idf of all
+   * the query's stems, those found in none of the subject's memories counting at the highest idf. One ordinary
+   * word of a longer question covers little; every rare word of the question covers nearly all.
+   */
+  readonly coverage: number;
+}
+
 /**
- * Ids of the subject's live memories that pass the filters and share a word stem with `query`, best first.
+ * The subject's live memories that pass the filters and share a word stem with `query`, best first.
  *
  * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
  * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
@@ -163,9 +190,9 @@ export async function textRanking(
   query: string,
   depth: number,
   subjectMemories: number,
-): Promise<number[]> {
+): Promise<TextHit[]> {
   // Lexemes are quoted into tsquery's input syntax, so punctuation in identifiers cannot be read as operators.
-  const { rows } = await sql<{ id: string | number }>`
+  const { rows } = await sql<{ id: string | number; score: number; coverage: number }>`
     with terms as materialized (
       select lexeme,
              ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
@@ -177,21 +204,22 @@ export async function textRanking(
                                      limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
         from terms),
     weights as materialized (
-      select query, ln(1 + (greatest(${subjectMemories}::float8, df) - df + 0.5) / (df + 0.5)) as idf
-        from frequencies
-       where df > 0),
+      select query, df, ln(1 + (greatest(${subjectMemories}::float8, df) - df + 0.5) / (df + 0.5)) as idf
+        from frequencies),
     candidates as materialized (
       select distinct memory_terms.memory_id as id
         from frequencies
         join memory_terms on memory_terms.subject = ${subject} and memory_terms.lexeme = frequencies.lexeme
        where frequencies.df < ${COMMON_TERM_ROWS})
-    select memories.id
+    select memories.id,
+           (select sum(weights.idf * ts_rank(memories.search_vector, weights.query)) from weights where weights.df > 0) as score,
+           (select sum(weights.idf) filter (where memories.search_vector @@ weights.query) / nullif(sum(weights.idf), 0)
+              from weights) as coverage
       from candidates join memories on memories.id = candidates.id
      where ${memoryConditions(subject, filters)}
-     order by (select sum(weights.idf * ts_rank(memories.search_vector, weights.query)) from weights) desc,
-              memories.id desc
+     order by score desc, memories.id desc
      limit ${depth}`.execute(trx);
-  return rows.map((row) => Number(row.id));
+  return rows.map((row) => ({ id: Number(row.id), score: Number(row.score), coverage: Number(row.coverage ?? 0) }));
 }
 
 export interface MemoryRow {
