@@ -5,11 +5,11 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, TENS, TENTHS, WEEKDAY
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
  * tell "same fact" from "same topic, another fact" ("born in 1985" / "born in 1987" score 0.997 with the local
  * model), and a wrongly skipped fact is lost data. So `skip_if_near` also requires:
- *  - evidence that must agree exactly: numbers (digits, spelled out, ordinals: "3rd" = "third" = 3), times of day
- *    (am/pm), months and weekdays (so "March 3" = "the 3rd of March"), codes and words with digits, single
- *    letters ("O negative"), every capitalised name of one text present in the other, kinship and role words
- *    ("son" ≠ "daughter", "the user" ≠ "the user's partner"), and what is negated ("likes" ≠ "doesn't like";
- *    "dislikes" = "doesn't like");
+ *  - evidence that must agree: no number (digits, spelled out, ordinals: "3rd" = "third" = 3), time of day
+ *    (am/pm), month or weekday (so "March 3" = "the 3rd of March"), code or word with digits or single letter
+ *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
+ *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); and the same things negated
+ *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
  *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
  *    that only carry grammar or naming ("goes by" = "handle is" = "is called"). Reordered clauses, passive and
@@ -33,8 +33,9 @@ export function compareFacts(stored: string, incoming: string): FactComparison {
   const right = evidenceOf(incoming);
   const agree =
     setsEqual(left.negated, right.negated) &&
-    setsEqual(left.numbers, right.numbers) &&
-    setsEqual(left.codes, right.codes) &&
+    // The incoming text may leave a number or code out (it says less), never bring one of its own.
+    isSubset(right.numbers, left.numbers) &&
+    isSubset(right.codes, left.codes) &&
     setsEqual(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
     isSubset(right.names, left.words);
