@@ -57,16 +57,16 @@ const LISTED_OVERLAP = 0.3;
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
 const RANKING_DEPTH = 100;
 /**
- * Fusion constants, measured on LoCoMo turns and the development set (bench/README.md, "Recall and dedup
+ * Fusion constants, measured on LoCoMo turns and observations and the development set (bench/README.md, "Recall and dedup
  * quality"): a small k lets the top of each list count; the full-text ranking, which finds names, dates and
  * numbers, weighs more than the vectors, but only as far as a hit covers the question: one whose matching words
  * carry less than FULL_COVERAGE of the query's idf mass is scaled down in proportion (a shared "user", "work" or
  * modal verb next to the question's real subject), one at or above it counts fully.
  */
-const RRF_K = 20;
+const RRF_K = 35;
 const VECTOR_WEIGHT = 1;
 const TEXT_WEIGHT = 1.75;
-const FULL_COVERAGE = 0.15;
+const FULL_COVERAGE = 0.4;
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
 export class MemoryService {
