@@ -1,25 +1,30 @@
-// Recall quality on LoCoMo (../shared/data/locomo10.json; see its README): every conversation turn is remembered
-// by one subject per sample, then each question of categories 1–4 is recalled, and evidence recall@k =
-// |gold ∩ dia_ids(top k)| / |gold| is averaged per category and overall, for vector-only, full-text-only and
-// hybrid ranking, in one run, with the local embedding model. Quality does not depend on the engine (the same
-// SQL runs on both); PGlite is used unless BENCH_ENGINE=postgres.
-// Run: npx tsx bench/recall-quality.ts [path/to/locomo10.json]
-import { readFileSync } from 'node:fs';
-import { sql } from 'kysely';
-import { openDatabase } from '../src/db/open-database.js';
-import { createLocalProvider } from '../src/embeddings/local-provider.js';
-import type { EmbeddingProvider } from '../src/embeddings/provider.js';
-import { NO_FILTERS } from '../src/db/memories/filters.js';
-import { fetchMemories } from '../src/db/memories/read-memories.js';
-import { storedVector } from '../src/db/pgvector.js';
-import { MemoryService } from '../src/memory/memory-service.js';
-import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories, type RecallStrategy } from '../src/memory/recall-ranking.js';
+// Recall quality on LoCoMo (../shared/data/locomo10.json; see its README), through tools/call on the composed
+// service with the local model. Two ways of filling the memory, one subject per sample:
+//  - turns: every conversation turn remembered as "<speaker>: <text>" (with its image caption), keeping its dia_id;
+//  - observations: every `observation` fact of the set (2,541, written about the speakers), keeping its dia_id(s).
+// Then every question of categories 1–4 with evidence is recalled (limit 20) and evidence recall@k =
+// |gold ∩ dia_ids(top k)| / |gold| is averaged per category and overall, for the served (hybrid) ranking and,
+// benchmark-only, for each retriever alone.
+// Run: npx tsx bench/recall-quality.ts [turns|observations ...] [--fresh] [--data path/to/locomo10.json]
+// The seeded PGlite database is kept under bench/.data/ between runs of the same storage code (migrations, model);
+// --fresh seeds anew (figures for bench/README.md come from a fresh run). BENCH_ENGINE=postgres seeds a fresh schema.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RecallStrategy } from '../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
+import { seed } from './lib/dev-set.js';
+import { componentRanking, openQualityService, RecallTally } from './lib/quality.js';
 
-const DATA = process.argv[2] ?? new URL('../../shared/data/locomo10.json', import.meta.url).pathname;
-const KS = [5, 10, 20] as const;
-const STRATEGIES: RecallStrategy[] = ['vector', 'text', 'hybrid'];
+const args = process.argv.slice(2);
+const dataArg = args.indexOf('--data');
+const DATA = dataArg >= 0 ? args[dataArg + 1]! : new URL('../../shared/data/locomo10.json', import.meta.url).pathname;
+const fresh = args.includes('--fresh');
+const sets = (['turns', 'observations'] as const).filter((set) => args.includes(set));
+if (sets.length === 0) sets.push('turns', 'observations');
+const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
 const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+const STRATEGIES: [string, RecallStrategy][] = [['vector only', 'vector'], ['full-text only', 'text'], ['hybrid (served)', 'hybrid']];
 
 interface Turn {
   speaker: string;
@@ -30,130 +35,108 @@ interface Turn {
 interface Sample {
   sample_id: string;
   conversation: Record<string, unknown>;
+  observation: Record<string, Record<string, [string, string | string[]][]>>;
   qa: { question: string; evidence?: string[]; category: number }[];
+}
+interface Item {
+  key: string;
+  text: string;
+  tags: string[];
+  diaIds: string[];
 }
 
 const samples = JSON.parse(readFileSync(DATA, 'utf8')) as Sample[];
-const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
+// Quirks (README): malformed evidence strings are split and kept only when shaped like a dia_id.
+const diaIds = (values: readonly string[]) => [...new Set(values.flatMap((value) => value.split(/[;,\s]+/)).filter((value) => /^D\d+:\d+$/.test(value)))];
 
-// Each question is recalled once per strategy; its embedding is computed once.
-const local = createLocalProvider();
-await local.ready();
-const cache = new Map<string, Promise<number[]>>();
-const embedder: EmbeddingProvider = {
-  model: local.model,
-  dimensions: local.dimensions,
-  embed: (texts) =>
-    Promise.all(
-      texts.map((text) => {
-        let vector = cache.get(text);
-        if (vector === undefined) {
-          vector = local.embed([text]).then((vectors) => vectors[0]!);
-          cache.set(text, vector);
-        }
-        return vector;
-      }),
+function itemsOf(sample: Sample, set: 'turns' | 'observations'): Item[] {
+  if (set === 'turns') {
+    return Object.keys(sample.conversation)
+      .filter((key) => /^session_\d+$/.test(key))
+      .flatMap((session) =>
+        (sample.conversation[session] as Turn[]).map((turn) => ({
+          key: turn.dia_id,
+          text: `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo of ${turn.blip_caption}]` : ''}`,
+          tags: [session.replace('_', '-')],
+          diaIds: [turn.dia_id],
+        })),
+      );
+  }
+  return Object.entries(sample.observation).flatMap(([session, speakers]) =>
+    Object.values(speakers).flatMap((facts) =>
+      facts.map(([text, dia], index) => ({
+        key: `${session}#${index}`,
+        text,
+        tags: [session.replace(/_observation$/, '').replace('_', '-')],
+        diaIds: diaIds(Array.isArray(dia) ? dia : [dia]),
+      })),
     ),
-  ready: () => local.ready(),
-  close: async () => undefined,
-};
-
-const schema = `bench_locomo_${Date.now().toString(36)}`;
-const db = await openDatabase({ url: engine === 'postgres' ? BENCH_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: local.dimensions });
-const service = new MemoryService({ db, embedder, nearDuplicateThreshold: 0.9 });
-
-/** Runs `work` over `items` with `concurrency` workers (concurrent embeddings are batched by the provider). */
-async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let index = next++; index < items.length; index = next++) await work(items[index]!);
-  }));
+  );
 }
 
-console.log(`recall quality on LoCoMo (${samples.length} samples), ${engine}, ${local.model}, node ${process.version}`);
-const started = performance.now();
-const diaOf = new Map<number, string>();
-let turns = 0;
-for (const sample of samples) {
-  const subject = `locomo-${sample.sample_id}`;
-  const sessionTurns = Object.keys(sample.conversation)
-    .filter((key) => /^session_\d+$/.test(key))
-    .flatMap((key) => (sample.conversation[key] as Turn[]).map((turn) => ({ session: key, turn })));
-  await forEachConcurrently(sessionTurns, 32, async ({ session, turn }) => {
-    const text = `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo of ${turn.blip_caption}]` : ''}`;
-    const outcome = await service.remember(
-      subject,
-      { text, tags: [session.replace('_', '-')], sourceProvider: 'locomo', importance: 0.5, captureMode: undefined, sessionId: session, expiresAt: undefined, lastConfirmedAt: undefined },
-      'insert',
-    );
-    diaOf.set(outcome.memoryId, turn.dia_id);
-  });
-  turns += sessionTurns.length;
+/** What the stored rows depend on: the schema's migrations, the model and this recipe. */
+function storageVersion(model: string, set: string): string {
+  const hash = createHash('sha256').update(`${model}|${set}|${DATA}|v1`);
+  const migrations = new URL('../src/db/migrations/', import.meta.url).pathname;
+  for (const file of readdirSync(migrations).sort()) hash.update(readFileSync(join(migrations, file)));
+  return hash.digest('hex').slice(0, 12);
 }
-const stored = performance.now();
-console.log(`remembered ${turns} turns in ${((stored - started) / 1000).toFixed(0)} s`);
 
-interface Question {
-  subject: string;
-  question: string;
-  category: number;
-  gold: string[];
-}
-const questions: Question[] = samples.flatMap((sample) =>
+const questions = samples.flatMap((sample) =>
   sample.qa
     .filter((qa) => qa.category >= 1 && qa.category <= 4)
-    .map((qa) => ({
-      subject: `locomo-${sample.sample_id}`,
-      question: qa.question,
-      category: qa.category,
-      // Quirks (README): malformed evidence strings are split and kept only when shaped like a dia_id.
-      gold: [...new Set((qa.evidence ?? []).flatMap((item) => item.split(/[;,\s]+/)).filter((item) => /^D\d+:\d+$/.test(item)))],
-    })),
+    .map((qa) => ({ subject: `locomo-${sample.sample_id}`, question: qa.question, category: String(qa.category), gold: diaIds(qa.evidence ?? []) }))
+    .filter((question) => question.gold.length > 0),
 );
-const scored = questions.filter((question) => question.gold.length > 0);
 
-// sums[strategy][category][k]
-const sums = new Map<string, number>();
-const add = (key: string, value: number) => sums.set(key, (sums.get(key) ?? 0) + value);
-const latency: Record<string, number[]> = {};
-for (const strategy of STRATEGIES) {
-  latency[strategy] = [];
-  // Embed every question first (once; cached), so recall latency below excludes the model.
-  if (strategy !== 'text') await forEachConcurrently(scored, 32, async (question) => void (await embedder.embed([question.question])));
-  for (const question of scored) {
-    const [embedding] = strategy === 'text' ? [] : await embedder.embed([question.question]);
-    const query = { text: question.question, vector: embedding === undefined ? undefined : storedVector(embedding, embedder.model), filters: NO_FILTERS };
-    // What recall does for one strategy: rank, then read the top 20 (recall's fusion and reading, not its wire).
-    const t0 = performance.now();
-    const ids = await db.withSubject(question.subject, 'benchmarking', async (trx) => {
-      const { ranked } = await rankMemories(trx, question.subject, query, { strategy, exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT });
-      const top = ranked.slice(0, 20).map((item) => item.id);
-      await fetchMemories(trx, question.subject, top, 100_000);
-      return top;
-    });
-    latency[strategy].push(performance.now() - t0);
-    const ranked = ids.map((id) => diaOf.get(id));
-    for (const k of KS) {
-      const found = question.gold.filter((dia) => ranked.slice(0, k).includes(dia)).length / question.gold.length;
-      add(`${strategy}|${question.category}|${k}`, found);
-      add(`${strategy}|all|${k}`, found);
+for (const set of sets) {
+  const started = performance.now();
+  const cacheDir = engine === 'pglite' ? new URL(`./.data/locomo-${set}-${storageVersion('local', set)}`, import.meta.url).pathname : undefined;
+  const mapFile = cacheDir === undefined ? undefined : join(cacheDir, 'dia-ids.json');
+  // The map is written last: without it the folder is a seeding that did not finish.
+  if (cacheDir !== undefined && (fresh || !existsSync(mapFile!))) rmSync(cacheDir, { recursive: true, force: true });
+  const cached = mapFile !== undefined && existsSync(mapFile);
+  const quality = await openQualityService(engine, cacheDir);
+  const { call, service } = quality;
+  console.log(`\nLoCoMo ${set}: ${samples.length} samples, ${engine}, ${service.embedder.model}, node ${process.version}${cached ? ' (seeded database reused)' : ''}`);
+
+  let diaOf = new Map<number, string[]>();
+  if (cached) {
+    diaOf = new Map(JSON.parse(readFileSync(mapFile, 'utf8')) as [number, string[]][]);
+  } else {
+    let count = 0;
+    for (const sample of samples) {
+      const items = itemsOf(sample, set);
+      const byKey = new Map(items.map((item) => [item.key, item]));
+      const keyOf = await seed(call, `locomo-${sample.sample_id}`, items);
+      for (const [memoryId, key] of keyOf) diaOf.set(memoryId, byKey.get(key)!.diaIds);
+      count += items.length;
+    }
+    if (mapFile !== undefined) writeFileSync(mapFile, JSON.stringify([...diaOf]));
+    console.log(`remembered ${count} ${set} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+
+  const tally = new RecallTally([5, 10, 20]);
+  const latency: number[] = [];
+  for (const [name, strategy] of STRATEGIES) {
+    for (const question of questions) {
+      let ids: number[];
+      if (strategy === 'hybrid') {
+        const t0 = performance.now();
+        const result = await call(question.subject, 'recall', { query: question.question, limit: 20, max_chars: 100_000 });
+        latency.push(performance.now() - t0);
+        ids = (result.memories as { memory_id: number }[]).map((memory) => memory.memory_id);
+      } else {
+        // Benchmark-only: one retriever alone, through recall's own ranking code.
+        ids = await componentRanking(service, question.subject, question.question, strategy, 20);
+      }
+      tally.add(name, [question.category, 'all'], question.gold, ids.map((id) => diaOf.get(id) ?? []));
     }
   }
+  const columns = [...[1, 2, 3, 4].map((category) => ({ key: String(category), label: `${category} ${CATEGORIES[category]}` })), { key: 'all', label: 'overall' }];
+  latency.sort((a, b) => a - b);
+  console.log(`\n${questions.length} questions with evidence (categories 1-4); evidence recall@5 / @10 / @20 over ${set}:\n`);
+  console.log(tally.table(STRATEGIES.map(([name]) => name), columns));
+  console.log(`\n(served recall of 20 through tools/call, query embedding included: p50 ${latency[Math.floor(latency.length / 2)]!.toFixed(1)} ms; ${set} total ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  await quality.close();
 }
-
-const counts: Record<string, number> = { all: scored.length };
-for (const question of scored) counts[question.category] = (counts[question.category] ?? 0) + 1;
-const cell = (strategy: string, category: string) => KS.map((k) => ((sums.get(`${strategy}|${category}|${k}`) ?? 0) / counts[category]!).toFixed(3)).join(' / ');
-console.log(`\n${scored.length} questions with evidence (categories 1-4); evidence recall@5 / @10 / @20:\n`);
-console.log(`| ranking | ${[1, 2, 3, 4].map((c) => `${c} ${CATEGORIES[c]} (${counts[c]})`).join(' | ')} | overall (${counts.all}) | recall ms p50 |`);
-console.log(`|---|${[1, 2, 3, 4].map(() => '---').join('|')}|---|---|`);
-for (const strategy of STRATEGIES) {
-  const sorted = [...latency[strategy]!].sort((a, b) => a - b);
-  const p50 = sorted[Math.floor(sorted.length / 2)]!;
-  console.log(`| ${strategy} | ${[1, 2, 3, 4].map((c) => cell(strategy, String(c))).join(' | ')} | ${cell(strategy, 'all')} | ${p50.toFixed(1)} |`);
-}
-console.log(`\n(recall ms: one recall of 20, query embedding excluded; total run ${((performance.now() - started) / 1000).toFixed(0)} s)`);
-
-if (engine === 'postgres') await db.withAllSubjects('inspecting rows', (trx) => sql`drop schema ${sql.id(schema)} cascade`.execute(trx));
-await db.close();
-await local.close();

@@ -10,7 +10,7 @@ import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, notFound } from '../errors.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
-import { sameFact } from './same-fact.js';
+import { compareFacts } from './same-fact.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type {
@@ -37,6 +37,15 @@ export interface MemoryServiceOptions {
 
 /** Most near-duplicates and tombstones reported by remember. */
 const NEAR_LIMIT = 5;
+/**
+ * Near-duplicate candidates reach this far below NearDuplicateThreshold: a paraphrase in other words can score
+ * lower than the threshold (0.74 for "renews on 14 July" / "renewal date is July 14th" with the local model), so
+ * a candidate down here is listed, or skipped as the same fact, only on the evidence of its words (compareFacts).
+ */
+const CANDIDATE_MARGIN = 0.15;
+const NEAR_CANDIDATES = 20;
+/** Share of content words and names in common that lists a candidate below the threshold. */
+const LISTED_OVERLAP = 0.3;
 
 /**
  * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
@@ -58,10 +67,16 @@ export class MemoryService {
     const threshold = this.#options.nearDuplicateThreshold;
     return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
-      const near = policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold, NEAR_LIMIT);
-      if (policy === 'skip_if_near') {
-        const same = near.find((candidate) => sameFact(candidate.text, memory.text));
-        if (same !== undefined) return { memoryId: same.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
+      const candidates = policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES);
+      // Best first: the same fact, then the most similar.
+      const judged = candidates
+        .map((candidate) => ({ candidate, comparison: compareFacts(candidate.text, memory.text) }))
+        .filter(({ candidate, comparison }) => candidate.similarity >= threshold || comparison.same || comparison.overlap >= LISTED_OVERLAP)
+        .sort((a, b) => Number(b.comparison.same) - Number(a.comparison.same) || b.candidate.similarity - a.candidate.similarity);
+      const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
+      const best = judged[0];
+      if (policy === 'skip_if_near' && best?.comparison.same === true) {
+        return { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
       }
       const memoryId = await insertMemory(trx, subject, memory, vector);
       const corrected = await findNearTombstones(trx, subject, vector, threshold, NEAR_LIMIT);

@@ -4,17 +4,22 @@ import { textRanking } from '../db/memories/text-ranking.js';
 import { vectorRanking, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
-import { fuseRankings, type FusedItem } from './rank-fusion.js';
+import { contentWords } from './query-analysis.js';
+import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
 const RANKING_DEPTH = 100;
 /**
- * Fusion constants, measured on LoCoMo (bench/recall-quality.ts): a small k lets the top of each list count,
- * and the full-text ranking, which finds names, dates and numbers, weighs a little more than the vectors.
+ * Fusion constants, measured on LoCoMo turns and observations and the development set (bench/README.md, "Recall and
+ * dedup quality"): a small k lets the top of each list count; the full-text ranking, which finds names, dates and
+ * numbers, weighs more than the vectors, but only as far as a hit covers the question: one whose matching words
+ * carry less than FULL_COVERAGE of the query's idf mass is scaled down in proportion (a shared "user", "work" or
+ * modal verb next to the question's real subject), one at or above it counts fully.
  */
-const RRF_K = 20;
+const RRF_K = 35;
 const VECTOR_WEIGHT = 1;
-const TEXT_WEIGHT = 1.5;
+const TEXT_WEIGHT = 1.75;
+const FULL_COVERAGE = 0.4;
 /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
@@ -36,8 +41,8 @@ export interface Ranking {
 }
 
 /**
- * The subject's memories ranked for `query`: vector similarity and full-text rank, fused by weighted
- * reciprocal rank fusion (README, "Ranking"). Runs inside the caller's subject-scoped transaction.
+ * The subject's memories ranked for `query`: vector similarity and full-text rank (over the question's content
+ * words), fused by evidence-weighted reciprocal rank fusion (README, "Ranking"). Runs inside the caller's subject-scoped transaction.
  */
 export async function rankMemories(
   trx: DbTransaction,
@@ -45,20 +50,18 @@ export async function rankMemories(
   query: RankingQuery,
   options: { readonly strategy: RecallStrategy; readonly exactScanLimit: number },
 ): Promise<Ranking> {
-  const rankings: number[][] = [];
-  const weights: number[] = [];
+  const rankings: RetrieverRanking[] = [];
   let plan: VectorPlan | undefined;
   const subjectMemories = await subjectMemoryCount(trx, subject);
   if (options.strategy !== 'text') {
     if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
     const vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, subjectMemories });
-    rankings.push(vector.ids);
-    weights.push(VECTOR_WEIGHT);
+    rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }
   if (options.strategy !== 'vector') {
-    rankings.push(await textRanking(trx, subject, query.filters, query.text, RANKING_DEPTH, subjectMemories));
-    weights.push(TEXT_WEIGHT);
+    const hits = await textRanking(trx, subject, query.filters, contentWords(query.text), RANKING_DEPTH, subjectMemories);
+    rankings.push({ ids: hits.map((hit) => hit.id), weight: TEXT_WEIGHT, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) });
   }
-  return { ranked: fuseRankings(rankings, weights, RRF_K), plan };
+  return { ranked: fuseRankings(rankings, RRF_K), plan };
 }

@@ -1,91 +1,288 @@
+import { stemmer } from 'stemmer';
+import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, TENS, TENTHS, WEEKDAYS } from './english.js';
+
 /**
- * Whether two near-identical texts state the same fact. Embedding similarity alone cannot tell
- * "the user's blood type is O negative" from "the partner's blood type is A positive", and a wrongly
- * skipped fact is lost data, so `skip_if_near` also requires explicit agreement:
- *  - the same distinguishing tokens: numbers (also spelled out), codes and words with digits, single letters;
- *  - every capitalised name of one text present in the other (sentence-initial capitals excepted);
- *  - the same polarity (negation words);
- *  - nearly the same content words (Jaccard ≥ 0.8 after stop-word removal and light stemming).
+ * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
+ * tell "same fact" from "same topic, another fact" ("born in 1985" / "born in 1987" score 0.997 with the local
+ * model), and a wrongly skipped fact is lost data. So `skip_if_near` also requires:
+ *  - evidence that must agree: no number (digits, spelled out, ordinals: "3rd" = "third" = 3), time of day
+ *    (am/pm), month or weekday (so "March 3" = "the 3rd of March"), code or word with digits or single letter
+ *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
+ *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); and the same things negated
+ *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like");
+ *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
+ *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
+ *    that only carry grammar or naming ("goes by" = "handle is" = "is called"). Reordered clauses, passive and
+ *    active voice, contractions and other date formats pass; a different thing ("flute" / "clarinet") does not,
+ *    nor an incoming text that says more than the stored one (skipping it would lose the extra detail).
  * Anything less certain is treated as a different fact and inserted.
  */
-const STOP_WORDS = new Set(
-  (
-    'a an the and or but of to in on at by for with from as into about over after before is are was were be been ' +
-    'being am do does did has have had having it its it\'s this that these those there here their they them he she ' +
-    'his her hers him i me my mine we us our you your yours user users user\'s s which who whom whose what when where ' +
-    'also just very really so then than too now currently still'
-  ).split(' '),
-);
-const NUMBER_WORDS = new Set(
-  (
-    'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen ' +
-    'seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million ' +
-    'billion first second third fourth fifth sixth seventh eighth ninth tenth once twice dozen half'
-  ).split(' '),
-);
-const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot', 'dont', 'doesnt', 'didnt', 'isnt', 'arent', 'wasnt', 'werent', 'wont', 'cant', 'hasnt', 'havent', 'hadnt', 'shouldnt', 'wouldnt', 'couldnt', 'dislikes', 'dislike', 'hates', 'hate']);
+export function sameFact(stored: string, incoming: string): boolean {
+  return compareFacts(stored, incoming).same;
+}
+
+export interface FactComparison {
+  /** The incoming text states nothing the stored one does not, and all their must-agree evidence agrees. */
+  readonly same: boolean;
+  /** Share of the two texts' content words and names that they have in common (0–1). */
+  readonly overlap: number;
+}
+
+export function compareFacts(stored: string, incoming: string): FactComparison {
+  const left = evidenceOf(stored);
+  const right = evidenceOf(incoming);
+  const agree =
+    setsEqual(left.negated, right.negated) &&
+    // The incoming text may leave a number or code out (it says less), never bring one of its own.
+    isSubset(right.numbers, left.numbers) &&
+    isSubset(right.codes, left.codes) &&
+    setsEqual(left.roles, right.roles) &&
+    isSubset(left.names, right.words) &&
+    isSubset(right.names, left.words);
+  const covered = [...right.content].filter((word) => hasStem(left.content, word)).length;
+  const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
+  const union = left.content.size + right.content.size - Math.min(covered, shared);
+  return {
+    same: agree && covered === right.content.size && left.content.size + right.content.size > 0,
+    overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
+  };
+}
 
 interface Evidence {
-  readonly distinguishing: ReadonlySet<string>;
-  /** Capitalised words; a name must appear (in any case) in the other text too. */
+  /** Numbers (canonical digits), times of day, months and weekdays. */
+  readonly numbers: ReadonlySet<string>;
+  /** Words with digits or inner punctuation (handles, codes, domains) and single letters. */
+  readonly codes: ReadonlySet<string>;
+  /** Capitalised words not opening a sentence; each must appear in the other text. */
   readonly names: ReadonlySet<string>;
+  /** Every word, lowercased. */
   readonly words: ReadonlySet<string>;
-  readonly negated: boolean;
+  readonly roles: ReadonlySet<string>;
+  /** The content word each negation applies to ("doesn't like jazz" → like). */
+  readonly negated: ReadonlySet<string>;
+  /** Stemmed content words. */
   readonly content: ReadonlySet<string>;
 }
 
-export function sameFact(a: string, b: string): boolean {
-  const left = evidenceOf(a);
-  const right = evidenceOf(b);
-  return (
-    left.negated === right.negated &&
-    setsEqual(left.distinguishing, right.distinguishing) &&
-    isSubset(left.names, right.words) &&
-    isSubset(right.names, left.words) &&
-    jaccard(left.content, right.content) >= 0.8
-  );
-}
-
 function evidenceOf(text: string): Evidence {
-  const normalised = text.normalize('NFKC');
-  const distinguishing = new Set<string>();
+  const numbers = new Set<string>();
+  const codes = new Set<string>();
   const names = new Set<string>();
   const words = new Set<string>();
+  const roles = new Set<string>();
+  const negated = new Set<string>();
   const content = new Set<string>();
-  let negated = false;
-  // Sentences split on terminal punctuation; the first word of each may be capitalised by grammar alone.
+  const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
-    const tokens = sentence.match(/[\p{L}\p{N}][\p{L}\p{N}'’._-]*/gu) ?? [];
+    const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+    let negation = false;
     tokens.forEach((raw, index) => {
-      const word = raw.replace(/[’]/g, "'").replace(/[._'-]+$/, '');
+      const word = raw.replace(/[._:'/-]+$/, '').replace(/'s$/i, '');
       const lower = word.toLowerCase();
-      const bare = lower.replace(/'/g, '');
-      if (NEGATIONS.has(bare) || /n't$/.test(lower)) negated = true;
-      if (/\p{N}/u.test(word) || NUMBER_WORDS.has(lower)) distinguishing.add(lower.replace(/[,]/g, ''));
-      else if (word.length === 1 && /\p{L}/u.test(word) && lower !== 'a' && word !== 'I') distinguishing.add(lower);
-      else if (index > 0 && /^\p{Lu}/u.test(word)) names.add(lower.replace(/'s$/, ''));
-      words.add(lower.replace(/'s$/, ''));
-      if (!STOP_WORDS.has(lower) && !NEGATIONS.has(bare)) content.add(stem(lower.replace(/'s$/, '')));
+      if (lower === '') return;
+      words.add(lower);
+      const next = tokens[index + 1]?.toLowerCase();
+      const previous = tokens[index - 1]?.toLowerCase();
+      if (NEGATIONS.has(lower)) {
+        negation = true;
+        return;
+      }
+      const inverted = NEGATIVE_VERBS.get(lower);
+      if (inverted !== undefined) {
+        negated.add(inverted);
+        content.add(inverted);
+        return;
+      }
+      const number = numberValue(lower);
+      if (number !== undefined) {
+        numbers.add(number);
+        return;
+      }
+      if (/^\d{1,2}(am|pm)$/.test(lower)) {
+        numbers.add(lower.replace(/\D/g, '')).add(lower.slice(-2));
+        return;
+      }
+      if ((lower === 'am' || lower === 'pm') && previous !== undefined && /\d$/.test(previous)) {
+        numbers.add(lower);
+        return;
+      }
+      // Abbreviations ("Sat", "Jan") and "May" only when capitalised, so "sat" and "may" stay words.
+      const capitalised = /^\p{Lu}/u.test(word) && (index > 0 || /^\d/.test(next ?? '') || lower.length > 3);
+      const month = MONTHS.get(lower);
+      if (month !== undefined && (capitalised || (lower.length > 3 && lower !== 'may'))) {
+        numbers.add(month);
+        return;
+      }
+      const weekday = WEEKDAYS.get(lower.replace(/s$/, ''));
+      if (weekday !== undefined && (capitalised || lower.length > 4)) {
+        numbers.add(weekday);
+        return;
+      }
+      if (/\p{N}/u.test(lower) || /\p{L}[._@/]\p{L}/u.test(lower) || lower.startsWith('@')) {
+        codes.add(lower.replace(/^@/, ''));
+        return;
+      }
+      if (lower.length === 1 && lower !== 'a' && word !== 'I') {
+        codes.add(lower);
+        return;
+      }
+      const role = ROLES.get(lower) ?? ROLES.get(lower.replace(/s$/, ''));
+      if (role !== undefined) {
+        roles.add(role);
+        return;
+      }
+      if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') names.add(lower);
+      for (const part of lower.split('-')) {
+        if (part === '' || STOP_WORDS.has(part) || GLUE.has(part)) continue;
+        const root = rootOf(part);
+        if (GLUE.has(root)) continue;
+        content.add(root);
+        if (negation) {
+          negated.add(root);
+          negation = false;
+        }
+      }
     });
   }
-  return { distinguishing, names, words, negated, content };
+  return { numbers, codes, names, words, roles, negated, content };
 }
 
-function stem(word: string): string {
-  return word.replace(/(ies|ied)$/, 'y').replace(/(ing|ed|es|s)$/, '').replace(/(.)\1$/, '$1');
+/** Phrases with one meaning written several ways, made one before the words are compared. */
+function rephrase(text: string): string {
+  return text
+    .replace(/\bcan't\b/gi, 'can not')
+    .replace(/\bwon't\b/gi, 'will not')
+    .replace(/n't\b/gi, ' not')
+    .replace(/\b(would|'d) rather\b/gi, 'prefers')
+    .replace(/\b(likes?|liked|loves?) (best|most)\b/gi, 'favourite')
+    .replace(/\b(?:a|per|each|every) (day|week|month|year)\b/gi, (_match, unit: string) => PERIODICALLY[unit.toLowerCase()]!)
+    .replace(/\b(?:goes|go|went|going) by\b/gi, 'named')
+    .replace(/\b(?:is|are|was|were|be|been) (?:called|named|known as)\b/gi, 'named')
+    .replace(/\b(?:gets?|got|gotten|getting) (\w+ed)\b/gi, '$1')
+    .replace(/\bmade (of|from)\b/gi, '$1')
+    .replace(/\b(?:go|goes|going|went) (\w+ing|on holiday|on vacation)\b/gi, '$1')
+    .replace(/\bworks? as (an?|the)\b/gi, 'is $1');
 }
+
+const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', month: 'monthly', year: 'yearly' };
+
+/** Stem of a content word, with irregular verb forms and common synonyms made one. */
+function rootOf(word: string): string {
+  const base = WORD_FORMS.get(word) ?? word;
+  const root = stemmer(base);
+  return SYNONYMS.get(root) ?? root;
+}
+
+/** Two stems match when equal or when one extends the other by a suffix the stemmer left ("allergi"/"allerg"). */
+function hasStem(stems: ReadonlySet<string>, stem: string): boolean {
+  if (stems.has(stem)) return true;
+  for (const other of stems) {
+    const [short, long] = other.length < stem.length ? [other, stem] : [stem, other];
+    if (short.length >= 5 && long.startsWith(short) && long.length - short.length <= 2) return true;
+  }
+  return false;
+}
+
+const NUMBER_WORDS = new Map<string, number>([
+  ...SMALL_NUMBERS.map((word, value) => [word, value] as const),
+  ...TENS.flatMap((word, tens) => (word === '' ? [] : [[word, tens * 10] as const])),
+  ...ORDINALS.flatMap((word, value) => (word === '' ? [] : [[word, value] as const])),
+  ...TENTHS.flatMap((word, tens) => (word === '' ? [] : [[word, tens * 10] as const])),
+  ['once', 1], ['twice', 2], ['dozen', 12], ['hundred', 100], ['thousand', 1000], ['million', 1_000_000],
+]);
+
+/** A number's canonical digits, from digits ("1,200", "3rd", "9:30" stays as written) or words ("thirty-five"). */
+function numberValue(word: string): string | undefined {
+  if (/^\d[\d,]*(\.\d+)?$/.test(word)) return String(Number(word.replace(/,/g, '')));
+  const ordinal = /^(\d+)(st|nd|rd|th)$/.exec(word);
+  if (ordinal !== null) return String(Number(ordinal[1]));
+  if (/^\d{1,2}:\d{2}$/.test(word)) return word;
+  const parts = word.split('-');
+  if (parts.length <= 2 && parts.every((part) => NUMBER_WORDS.has(part))) {
+    return String(parts.reduce((sum, part) => sum + NUMBER_WORDS.get(part)!, 0));
+  }
+  return undefined;
+}
+
+/** Kinship and role words, each variant to one canonical word (a different one is a different person). */
+const ROLES = new Map<string, string>(
+  (
+    'mother:mother,mom,mum,mam,mommy,mummy;father:father,dad,daddy,papa;parent:parent;son:son;daughter:daughter;' +
+    'child:child,children,kid,kids;baby:baby;brother:brother;sister:sister;sibling:sibling;twin:twin;' +
+    'husband:husband;wife:wife;spouse:spouse;partner:partner;boyfriend:boyfriend;girlfriend:girlfriend;' +
+    'fiance:fiance,fiancé,fiancee,fiancée;grandmother:grandmother,grandma,granny,gran,nan,nana;' +
+    'grandfather:grandfather,grandpa,granddad,grandad;grandparent:grandparent;grandson:grandson;' +
+    'granddaughter:granddaughter;grandchild:grandchild,grandchildren;aunt:aunt,auntie,aunty;uncle:uncle;' +
+    'cousin:cousin;niece:niece;nephew:nephew;godson:godson;goddaughter:goddaughter;godchild:godchild;' +
+    'godmother:godmother;godfather:godfather;stepmother:stepmother,stepmom,stepmum,step-mother;' +
+    'stepfather:stepfather,stepdad,step-father;stepson:stepson,step-son;stepdaughter:stepdaughter,step-daughter;' +
+    'stepbrother:stepbrother,step-brother;stepsister:stepsister,step-sister;half-brother:half-brother;' +
+    'half-sister:half-sister;mother-in-law:mother-in-law;father-in-law:father-in-law;' +
+    'brother-in-law:brother-in-law;sister-in-law:sister-in-law;son-in-law:son-in-law;' +
+    'daughter-in-law:daughter-in-law;in-laws:in-laws,parents-in-law;ex:ex,ex-partner,ex-husband,ex-wife,' +
+    'ex-boyfriend,ex-girlfriend;friend:friend;colleague:colleague,coworker,co-worker;boss:boss;' +
+    'roommate:roommate,flatmate,housemate;neighbour:neighbour,neighbor;landlord:landlord,landlady;tenant:tenant'
+  )
+    .split(';')
+    .flatMap((group) => {
+      const [canonical, variants] = group.split(':') as [string, string];
+      return variants.split(',').map((variant) => [variant, canonical] as [string, string]);
+    }),
+);
+for (const prefix of ['great-', 'great-great-']) {
+  for (const [variant, canonical] of [...ROLES]) if (/^grand/.test(canonical)) ROLES.set(prefix + variant, prefix + canonical);
+}
+for (const [variant, canonical] of [...ROLES]) {
+  if (variant.startsWith('ex-')) ROLES.set(variant, canonical === 'ex' ? `ex-${variant.slice(3)}` : canonical);
+}
+
+const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot']);
+/** Verbs that state a negation by themselves: "dislikes X" = "does not like X". */
+const NEGATIVE_VERBS = new Map<string, string>(
+  ['dislike', 'dislikes', 'disliked', 'hate', 'hates', 'hated', 'detest', 'detests', 'detested'].map((word) => [word, 'like']),
+);
+
+/** Grammar words; "up", "down", "before", "after", "more", "less" carry meaning and are kept. */
+const STOP_WORDS = new Set(
+  (
+    'a an the and or but of to in on at by for with from as into about around is are was were be been being am do ' +
+    'does did done has have had having it its this that these those there here their theirs they them he she his ' +
+    'her hers him i me my mine we us our ours you your yours user users which who whom whose what when where ' +
+    'also just very really quite so then than too now currently still even though although while because someone ' +
+    'something one ones some any can could will would should shall may might must own owns owned owning'
+  ).split(' '),
+);
+/**
+ * Words that only name what follows in a fact ("handle is X" = "goes by X" = "is called X"), or stand in for it
+ * ("favourite place to go hiking" = "favourite hiking spot"), compared as stems. Verbs are never glue: "went to
+ * Paris" is not "lives in Paris".
+ */
+const GLUE = new Set(
+  ['name', 'named', 'handle', 'username', 'nickname', 'alias', 'date', 'place', 'thing', 'kind', 'sort', 'type', 'approximately', 'roughly'].map((word) =>
+    stemmer(word),
+  ),
+);
+const SYNONYMS = new Map<string, string>(
+  (
+    'like:enjoy,love,fond,adore;start:begin,commenc;stop:quit;afraid:scare,frighten,fear,terrifi;' +
+    'member:belong;job:work,employ;big:larg;small:littl;buy:purchas;sick:ill;photo:pictur'
+  )
+    .split(';')
+    .flatMap((group) => {
+      const [canonical, variants] = group.split(':') as [string, string];
+      return variants.split(',').map((variant) => [stemmer(variant), stemmer(canonical)] as [string, string]);
+    }),
+);
+/** Irregular verb forms, and adverbs of one meaning whose stems differ, to one base word. */
+const WORD_FORMS = new Map<string, string>([
+  ...IRREGULAR_VERBS,
+  ...['normally', 'typically', 'generally'].map((word) => [word, 'usually'] as [string, string]),
+]);
 
 function isSubset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return [...a].every((item) => b.has(item));
 }
 
 function setsEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  return a.size === b.size && [...a].every((item) => b.has(item));
-}
-
-function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  if (a.size === 0 && b.size === 0) return 1;
-  let shared = 0;
-  for (const item of a) if (b.has(item)) shared += 1;
-  return shared / (a.size + b.size - shared);
+  return a.size === b.size && isSubset(a, b);
 }

@@ -118,7 +118,8 @@ function presentRemember(result: RememberResult, policy: DedupPolicy): z.output<
   return {
     memory_id: result.memoryId,
     message: notes.length === 0 ? 'Remembered' : `Remembered; ${notes.join('; ')}`,
-    ...(policy === 'ask' ? { near_duplicates: near } : {}),
+    // Under ask always; under skip_if_near whenever the message names similar memories (the spec's fields plus that).
+    ...(policy === 'ask' || near.length > 0 ? { near_duplicates: near } : {}),
     ...(corrected.length > 0 ? { previously_corrected: corrected.map(presentPreviouslyCorrected) } : {}),
   };
 }

@@ -64,7 +64,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       const handle = await openDatabase({ url: engine === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: 3, pglite });
       try {
         const found = await handle.withSubject('alice', 'inspecting rows', async (trx) => textRanking(trx, 'alice', noFilters, 'where does she keep the passport?', 10, await subjectMemoryCount(trx, 'alice')));
-        expect(found).toEqual([inserted.alice]);
+        expect(found.map((hit) => hit.id)).toEqual([inserted.alice]);
         const foreign = await handle.withSubject('alice', 'inspecting rows', async (trx) => textRanking(trx, 'alice', noFilters, 'bicycle garage', 10, await subjectMemoryCount(trx, 'alice')));
         expect(foreign).toEqual([]);
       } finally {

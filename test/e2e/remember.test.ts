@@ -187,7 +187,27 @@ describe.each(engines)('remember on %s', (engine) => {
   });
 
   it.each([
+    ['The user goes by night-heron on Mastodon.', "The user's Mastodon handle is night-heron."],
+    ["The user's lease ends on March 3.", "The user's lease ends on the 3rd of March."],
+    ['The user was stung by a wasp at the picnic.', 'A wasp stung the user at the picnic.'],
+  ])('recognises the same fact reworded: %s / %s', async (existing, incoming) => {
+    const subject = newSubject();
+    const first = await remember(subject, { text: existing });
+    await remember(subject, { text: 'The user is learning Mandarin', dedup_policy: 'insert' });
+    const asked = await remember(subject, { text: incoming });
+    expect((asked.structured.near_duplicates as { memory_id: number }[])[0]?.memory_id).toBe(first.structured.memory_id);
+    await server.call(await server.token(subject), 'forget', { memory_id: asked.structured.memory_id });
+    const skipped = await remember(subject, { text: incoming, dedup_policy: 'skip_if_near' });
+    expect(skipped.structured).toMatchObject({ ok: true, memory_id: first.structured.memory_id, message: 'Already remembered' });
+    expect(await rows(subject)).toHaveLength(2);
+  });
+
+  it.each([
     ["The user's blood type is O negative", "The partner's blood type is A positive"],
+    ["The user's class starts at 7 pm", "The user's class starts at 7 am"],
+    ["The user's son plays chess", "The user's daughter plays chess"],
+    ['The user speaks Welsh', "The user's partner speaks Welsh"],
+    ["The user's strep test came back positive", "The user's strep test came back negative"],
     ['The user has two children', 'The user has three children'],
     ['The user was born in 1985', 'The user was born in 1987'],
     ['The user lives in Berlin', 'The user lives in Munich'],
@@ -198,6 +218,15 @@ describe.each(engines)('remember on %s', (engine) => {
     await remember(subject, { text: existing });
     const result = await remember(subject, { text: incoming, dedup_policy: 'skip_if_near' });
     expect(result.structured.message).not.toBe('Already remembered');
+    expect(await rows(subject)).toHaveLength(2);
+  });
+
+  it('lists the similar memory it did not skip under skip_if_near, as its message says', async () => {
+    const subject = newSubject();
+    const first = await remember(subject, { text: 'The user takes 20 mg of omeprazole daily' });
+    const second = await remember(subject, { text: 'The user takes 40 mg of omeprazole daily', dedup_policy: 'skip_if_near' });
+    expect(second.structured.message).toMatch(/^Remembered; 1 similar memory exists/);
+    expect(second.structured.near_duplicates).toEqual([expect.objectContaining({ memory_id: first.structured.memory_id })]);
     expect(await rows(subject)).toHaveLength(2);
   });
 

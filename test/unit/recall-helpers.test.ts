@@ -5,8 +5,10 @@ import { fuseRankings } from '../../src/memory/rank-fusion.js';
 import { decodeCursor, encodeCursor } from '../../src/tools/list-cursor.js';
 
 describe('fuseRankings', () => {
+  const rank = (ids: number[], weight: number, confidence?: number[]) => ({ ids, weight, ...(confidence === undefined ? {} : { confidence }) });
+
   it('scores 1 for an id ranked first everywhere, and sums weighted reciprocal ranks', () => {
-    const fused = fuseRankings([[1, 2, 3], [1, 3]], [1, 2], 20);
+    const fused = fuseRankings([rank([1, 2, 3], 1), rank([1, 3], 2)], 20);
     expect(fused.map((item) => item.id)).toEqual([1, 3, 2]);
     expect(fused[0]!.score).toBe(1);
     const best = 1 / 21 + 2 / 21;
@@ -14,15 +16,24 @@ describe('fuseRankings', () => {
     expect(fused[2]!.score).toBeCloseTo(1 / 22 / best, 12);
   });
 
-  it('lets the heavier ranking win a disagreement, and breaks exact ties by the newer id', () => {
-    expect(fuseRankings([[5], [6]], [1, 1.5], 20).map((item) => item.id)).toEqual([6, 5]);
-    expect(fuseRankings([[5], [6]], [1, 1], 20).map((item) => item.id)).toEqual([6, 5]);
+  it('scales each item by the confidence of its evidence', () => {
+    // A full-text hit covering a tenth of the query, ranked first, loses to the vectors' first choice.
+    expect(fuseRankings([rank([5], 1), rank([6], 1.5, [0.1])], 20).map((item) => item.id)).toEqual([5, 6]);
+    // With full coverage the same hit wins.
+    expect(fuseRankings([rank([5, 7], 1), rank([7], 1.5, [1])], 20).map((item) => item.id)).toEqual([7, 5]);
+    const fused = fuseRankings([rank([5], 1), rank([6], 1, [0.5])], 20);
+    expect(fused[1]).toEqual({ id: 6, score: 0.5 / 21 / (2 / 21) });
   });
 
-  it('handles empty and single rankings', () => {
-    expect(fuseRankings([[], []], [1, 1], 20)).toEqual([]);
-    expect(fuseRankings([[9, 8]], [1], 20).map((item) => item.id)).toEqual([9, 8]);
-    expect(() => fuseRankings([[1]], [1, 2], 20)).toThrow(RangeError);
+  it('lets the heavier ranking win a disagreement, and breaks exact ties by the newer id', () => {
+    expect(fuseRankings([rank([5], 1), rank([6], 1.5)], 20).map((item) => item.id)).toEqual([6, 5]);
+    expect(fuseRankings([rank([5], 1), rank([6], 1)], 20).map((item) => item.id)).toEqual([6, 5]);
+  });
+
+  it('handles empty and single rankings, and refuses a confidence list of another length', () => {
+    expect(fuseRankings([rank([], 1), rank([], 1)], 20)).toEqual([]);
+    expect(fuseRankings([rank([9, 8], 1)], 20).map((item) => item.id)).toEqual([9, 8]);
+    expect(() => fuseRankings([rank([1, 2], 1, [1])], 20)).toThrow(RangeError);
   });
 });
 

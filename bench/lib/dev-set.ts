@@ -1,0 +1,129 @@
+// The project's own development sets (bench/quality/, see its README), evaluated through tools/call: used by
+// bench/quality.ts, which prints the figures, and by test/quality/dev-set.test.ts, which holds them to targets.
+import { readFileSync } from 'node:fs';
+import { forEachConcurrently, type CallTool } from './quality.js';
+
+export interface DevFact {
+  readonly id: string;
+  readonly text: string;
+}
+export type Split = 'dev' | 'holdout';
+export interface DevQuestion {
+  readonly id: string;
+  readonly category: string;
+  readonly question: string;
+  readonly answers: readonly string[];
+  readonly split: Split;
+}
+export interface DevPair {
+  readonly id: string;
+  readonly kind: 'paraphrase' | 'distinct';
+  readonly variant: string;
+  readonly stored: string;
+  readonly incoming: string;
+  readonly split: Split;
+}
+
+const read = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../quality/${name}`, import.meta.url), 'utf8')) as T;
+
+export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairs: DevPair[] } {
+  return { facts: read('facts.json'), questions: read('questions.json'), pairs: read('pairs.json') };
+}
+
+export const QUESTION_CATEGORIES = ['paraphrase', 'nowords', 'relation', 'firstperson', 'date', 'number', 'negation'] as const;
+
+/** Remembers every text (dedup_policy insert, so each is stored) as `subject`; memory_id → key. */
+export async function seed(call: CallTool, subject: string, items: readonly { key: string; text: string; tags?: string[] }[]): Promise<Map<number, string>> {
+  const keyOf = new Map<number, string>();
+  await forEachConcurrently(items, 16, async (item) => {
+    const result = await call(subject, 'remember', { text: item.text, dedup_policy: 'insert', ...(item.tags === undefined ? {} : { tags: item.tags }) });
+    keyOf.set(result.memory_id as number, item.key);
+  });
+  return keyOf;
+}
+
+/** The served ranking: the recall tool's memory ids, best first. */
+export function servedSearch(call: CallTool, subject: string, limit: number) {
+  return async (query: string): Promise<number[]> => {
+    const result = await call(subject, 'recall', { query, limit, max_chars: 100_000 });
+    return (result.memories as { memory_id: number }[]).map((memory) => memory.memory_id);
+  };
+}
+
+export interface DedupOutcome {
+  readonly pair: DevPair;
+  /** Under ask: the stored memory is among near_duplicates (1-based position, or 0), and how many were listed. */
+  readonly askPosition: number;
+  readonly askEntries: number;
+  /** Under skip_if_near: the id returned when nothing was inserted (undefined when it inserted). */
+  readonly skippedAs: number | undefined;
+  /** Under skip_if_near: whether the reply's message speaks of similar memories while near_duplicates is absent. */
+  readonly skipReplyMissingNear: boolean;
+}
+
+/**
+ * For each pair, with the stored text already remembered as `subject` (storedId): remembers the incoming text
+ * under ask, then under skip_if_near, forgetting whatever either inserted so the next pair meets the same
+ * memories. Sequential, so no pair sees another's incoming text.
+ */
+export async function evaluateDedup(call: CallTool, subject: string, pairs: readonly DevPair[], storedId: ReadonlyMap<string, number>): Promise<DedupOutcome[]> {
+  const outcomes: DedupOutcome[] = [];
+  for (const pair of pairs) {
+    const stored = storedId.get(pair.id)!;
+    const asked = await call(subject, 'remember', { text: pair.incoming, dedup_policy: 'ask' });
+    const near = (asked.near_duplicates as { memory_id: number }[] | undefined) ?? [];
+    await call(subject, 'forget', { memory_id: asked.memory_id });
+    const skip = await call(subject, 'remember', { text: pair.incoming, dedup_policy: 'skip_if_near' });
+    const skipped = skip.message === 'Already remembered';
+    if (!skipped) await call(subject, 'forget', { memory_id: skip.memory_id });
+    outcomes.push({
+      pair,
+      askPosition: near.findIndex((item) => item.memory_id === stored) + 1,
+      askEntries: near.length,
+      skippedAs: skipped ? (skip.memory_id as number) : undefined,
+      skipReplyMissingNear: /similar memor/.test(String(skip.message)) && skip.near_duplicates === undefined,
+    });
+  }
+  return outcomes;
+}
+
+export interface DedupFigures {
+  readonly paraphrases: number;
+  readonly distinct: number;
+  /** Share of paraphrase pairs whose stored memory is in near_duplicates under ask. */
+  readonly askRecall: number;
+  /** Share of paraphrase pairs whose stored memory is listed first. */
+  readonly askFirst: number;
+  readonly askMaxEntries: number;
+  /** Share of paraphrase pairs that skip_if_near recognised (returned the stored memory's id). */
+  readonly skipRecognised: number;
+  /** Distinct pairs whose incoming fact skip_if_near did not store. */
+  readonly distinctLost: number;
+  /** Distinct pairs whose stored memory ask listed (useful: same topic). */
+  readonly distinctListed: number;
+  readonly repliesMissingNear: number;
+}
+
+export function dedupFigures(outcomes: readonly DedupOutcome[], storedId: ReadonlyMap<string, number>): DedupFigures {
+  const paraphrases = outcomes.filter((outcome) => outcome.pair.kind === 'paraphrase');
+  const distinct = outcomes.filter((outcome) => outcome.pair.kind === 'distinct');
+  const share = (items: readonly DedupOutcome[], test: (outcome: DedupOutcome) => boolean) => (items.length === 0 ? NaN : items.filter(test).length / items.length);
+  return {
+    paraphrases: paraphrases.length,
+    distinct: distinct.length,
+    askRecall: share(paraphrases, (outcome) => outcome.askPosition > 0),
+    askFirst: share(paraphrases, (outcome) => outcome.askPosition === 1),
+    askMaxEntries: Math.max(0, ...outcomes.map((outcome) => outcome.askEntries)),
+    skipRecognised: share(paraphrases, (outcome) => outcome.skippedAs === storedId.get(outcome.pair.id)),
+    distinctLost: distinct.filter((outcome) => outcome.skippedAs !== undefined).length,
+    distinctListed: share(distinct, (outcome) => outcome.askPosition > 0),
+    repliesMissingNear: outcomes.filter((outcome) => outcome.skipReplyMissingNear).length,
+  };
+}
+
+/** Seeds the dedup subject: every fact of the set as background, then each pair's stored text; pair id → memory id. */
+export async function seedDedup(call: CallTool, subject: string, facts: readonly DevFact[], pairs: readonly DevPair[]): Promise<Map<string, number>> {
+  await seed(call, subject, facts.map((fact) => ({ key: fact.id, text: fact.text })));
+  const keyOf = await seed(call, subject, pairs.map((pair) => ({ key: pair.id, text: pair.stored })));
+  return new Map([...keyOf].map(([memoryId, key]) => [key, memoryId]));
+}

@@ -1,0 +1,54 @@
+/** Small English word lists shared by recall's query analysis and remember's fact comparison. */
+
+export const SMALL_NUMBERS = [
+  'zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve',
+  'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen',
+] as const;
+export const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'] as const;
+export const ORDINALS = [
+  '', 'first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth', 'eleventh',
+  'twelfth', 'thirteenth', 'fourteenth', 'fifteenth', 'sixteenth', 'seventeenth', 'eighteenth', 'nineteenth',
+] as const;
+export const TENTHS = ['', '', 'twentieth', 'thirtieth', 'fortieth', 'fiftieth', 'sixtieth', 'seventieth', 'eightieth', 'ninetieth'] as const;
+
+/** "3" → "3rd", "11" → "11th". */
+export function ordinalOf(value: number): string {
+  const tens = value % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][value % 10] ?? 'th');
+  return `${value}${suffix}`;
+}
+
+export const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'] as const;
+export const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+
+/** Abbreviations ("jan", "sept", "mon") and full names, lowercased, to the full name. */
+export const MONTHS = new Map<string, string>(
+  MONTH_NAMES.flatMap((month) => [[month, month], [month.slice(0, 3), month], ...(month === 'september' ? [['sept', month] as const] : [])] as [string, string][]),
+);
+export const WEEKDAYS = new Map<string, string>(WEEKDAY_NAMES.flatMap((day) => [[day, day], [day.slice(0, 3), day]] as [string, string][]));
+
+/** Irregular past forms to their base verb ("went" → "go"): stemmers leave them apart. */
+export const IRREGULAR_VERBS = new Map<string, string>(
+  (
+    'bite:bit,bitten;steal:stole,stolen;begin:began,begun;go:went,gone;get:got,gotten;have:had;make:made;' +
+    'take:took,taken;give:gave,given;write:wrote,written;run:ran;sell:sold;buy:bought;lose:lost;win:won;' +
+    'meet:met;tell:told;say:said;see:saw,seen;come:came;become:became;find:found;think:thought;feel:felt;' +
+    'keep:kept;pay:paid;send:sent;spend:spent;teach:taught;catch:caught;bring:brought;build:built;' +
+    'drive:drove,driven;fly:flew,flown;grow:grew,grown;know:knew,known;break:broke,broken;choose:chose,chosen;' +
+    'fall:fell,fallen;forget:forgot,forgotten;eat:ate,eaten;drink:drank,drunk;swim:swam,swum;sing:sang,sung;' +
+    'speak:spoke,spoken;wear:wore,worn;ride:rode,ridden;stand:stood;sit:sat;sleep:slept;wake:woke,woken;' +
+    'hold:held;lead:led;feed:fed;hear:heard;leave:left;understand:understood;shake:shook,shaken;throw:threw,thrown;' +
+    'draw:drew,drawn;do:did,done;hide:hid,hidden;dig:dug;lend:lent;light:lit;rise:rose,risen;shoot:shot;' +
+    'sink:sank,sunk;spin:spun;stick:stuck;strike:struck;swear:swore,sworn;tear:tore,torn;bend:bent;deal:dealt;' +
+    'mean:meant;seek:sought;fight:fought;forgive:forgave,forgiven;freeze:froze,frozen;hang:hung;ring:rang,rung'
+  )
+    .split(';')
+    .flatMap((group) => {
+      const [base, forms] = group.split(':') as [string, string];
+      return forms.split(',').map((form) => [form, base] as [string, string]);
+    }),
+);
+
+/** Base verb → its irregular past forms ("go" → ["went", "gone"]). */
+export const IRREGULAR_FORMS = new Map<string, string[]>();
+for (const [form, base] of IRREGULAR_VERBS) IRREGULAR_FORMS.set(base, [...(IRREGULAR_FORMS.get(base) ?? []), form]);

@@ -1,0 +1,42 @@
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, ordinalOf } from './english.js';
+
+/**
+ * The words the full-text ranking searches for, from the question recall is asked. PostgreSQL's English stop
+ * words already drop question words, pronouns (so "my" and "the user's" alike leave only their noun) and
+ * auxiliaries; this also drops the words that say what kind of answer is wanted ("what time", "how many", "what
+ * kind of", "the name of") and modal verbs, because a memory sharing only such a word is no evidence for it
+ * ("The user would like to visit Iceland" for "What would the user like me to call them?"). Dates and small
+ * numbers also search their other written forms ("3rd" and "3", "two" and "2", "Sept" and "September").
+ *
+ * The vector ranking embeds the question as asked: turning a first-person question into the facts' third person
+ * ("my" → "the user's") made the local model rank worse on the development set (bench/README.md).
+ */
+const ANSWER_TYPE =
+  /\b(what|which|whose|how)((?:\s+(?:is|was|are|were|'s))?(?:\s+the)?)\s+(?:kind|sort|type|name|names|time|day|date|year|month|week|age|number|amount|many|much|long|often|old|far|big|size)\b(?:\s+of(?:\s+the\s+(?:week|month|year))?)?/gi;
+/** Modal verbs that are not among PostgreSQL's English stop words ("can", "will", "should" are). */
+const MODALS = /\b(?:would|could|might|must|shall|ought|may(?!\s+\d))\b/g;
+/** The question's searchable words, with the other written forms of its verbs, dates and numbers. */
+export function contentWords(query: string): string {
+  const text = query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ');
+  const variants: string[] = [];
+  for (const token of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
+    const lower = token.toLowerCase();
+    const ordinal = /^(\d{1,2})(?:st|nd|rd|th)$/.exec(lower);
+    const number = /^\d{1,2}$/.test(lower) ? Number(lower) : undefined;
+    if (ordinal !== null) variants.push(ordinal[1]!);
+    if (number !== undefined && number >= 1 && number <= 31) variants.push(ordinalOf(number));
+    if (number !== undefined && number < SMALL_NUMBERS.length) variants.push(SMALL_NUMBERS[number]!);
+    const spelled = (SMALL_NUMBERS as readonly string[]).indexOf(lower);
+    if (spelled >= 0) variants.push(String(spelled));
+    const spelledOrdinal = (ORDINALS as readonly string[]).indexOf(lower);
+    if (spelledOrdinal > 0) variants.push(String(spelledOrdinal), ordinalOf(spelledOrdinal));
+    const month = MONTHS.get(lower);
+    if (month !== undefined && month !== lower && /^\p{Lu}/u.test(token)) variants.push(month);
+    // "When did she go …" finds "I went …": PostgreSQL's stemmer leaves irregular forms apart.
+    if (!AUXILIARIES.has(lower)) variants.push(...(IRREGULAR_FORMS.get(lower) ?? []), ...[IRREGULAR_VERBS.get(lower) ?? []].flat());
+  }
+  return variants.length === 0 ? text : `${text} ${variants.join(' ')}`;
+}
+
+/** Verbs that mostly serve as auxiliaries in questions: their other forms are no evidence. */
+const AUXILIARIES = new Set(['do', 'does', 'did', 'done', 'have', 'has', 'had']);

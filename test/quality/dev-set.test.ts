@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dedupFigures, evaluateDedup, loadDevSet, seed, seedDedup, servedSearch } from '../../bench/lib/dev-set.js';
+import { RecallTally, type CallTool } from '../../bench/lib/quality.js';
+import { engines } from '../helpers/engines.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+/**
+ * Quality on the project's own development sets (bench/quality/README.md) with the local model, through the
+ * served tools: recall's ranking and remember's near-duplicate handling must not fall below these floors.
+ * bench/quality.ts prints the same figures per category and split.
+ *
+ * The quality issue's targets are recall@5 ≥ 0.97 and skip_if_near recognising ≥ 0.90 of paraphrases; with the
+ * local model this code reaches 0.892 and 0.84 (bench/README.md, "Recall and dedup quality"), so those two floors
+ * are the levels reached: any drop fails. The other two floors are the issue's targets, met.
+ */
+const FLOORS = {
+  /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
+  recallAt5: 0.88,
+  /** Paraphrase pairs whose stored memory `ask` lists in near_duplicates (target 0.95). */
+  askRecall: 0.95,
+  /** Paraphrase pairs that `skip_if_near` recognises (returns the stored memory's id); target 0.90. */
+  skipRecognised: 0.82,
+};
+
+const { facts, questions, pairs } = loadDevSet();
+
+describe.each(engines)('development-set quality on %s', (engine) => {
+  let server: TestServer;
+  let call: CallTool;
+
+  beforeAll(async () => {
+    // Hundreds of calls a minute by one subject: the per-subject rate limit is not under test here.
+    server = await startTestServer({ engine, env: { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0' } });
+    const tokens = new Map<string, string>();
+    call = async (subject, name, args) => {
+      if (!tokens.has(subject)) tokens.set(subject, await server.token(subject));
+      const { isError, structured } = await server.call(tokens.get(subject)!, name, args);
+      if (isError) throw new Error(`${name} failed: ${JSON.stringify(structured)}`);
+      return structured;
+    };
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it(`recalls the answers of ${questions.length} questions in the top 5 (recall@5 ≥ ${FLOORS.recallAt5})`, { timeout: 300_000 }, async () => {
+    const subject = 'quality-recall';
+    const keyOf = await seed(call, subject, facts.map((fact) => ({ key: fact.id, text: fact.text })));
+    const search = servedSearch(call, subject, 5);
+    const tally = new RecallTally([5]);
+    for (const question of questions) {
+      const ranked = (await search(question.question)).map((id) => [keyOf.get(id) ?? '?']);
+      tally.add('hybrid', [question.category, 'all'], question.answers, ranked);
+    }
+    expect(tally.count('hybrid', 'all')).toBe(questions.length);
+    expect(tally.mean('hybrid', 'all', 5)).toBeGreaterThanOrEqual(FLOORS.recallAt5);
+  });
+
+  it(`lists paraphrases under ask, recognises them under skip_if_near and keeps every distinct fact (${pairs.length} pairs)`, { timeout: 300_000 }, async () => {
+    const subject = 'quality-dedup';
+    const storedId = await seedDedup(call, subject, facts, pairs);
+    const outcomes = await evaluateDedup(call, subject, pairs, storedId);
+    const figures = dedupFigures(outcomes, storedId);
+    expect(figures.askMaxEntries).toBeLessThanOrEqual(5);
+    expect(figures.askRecall).toBeGreaterThanOrEqual(FLOORS.askRecall);
+    expect(figures.skipRecognised).toBeGreaterThanOrEqual(FLOORS.skipRecognised);
+    expect(outcomes.filter((outcome) => outcome.pair.kind === 'distinct' && outcome.skippedAs !== undefined).map((outcome) => outcome.pair.id)).toEqual([]);
+    expect(figures.distinctLost).toBe(0);
+    // Every reply whose message says similar memories exist carries them.
+    expect(figures.repliesMissingNear).toBe(0);
+  });
+});
