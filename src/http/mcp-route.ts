@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { bearerChallenge } from '../auth/resource-server/challenge.js';
 import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/resource-server/token-verifier.js';
+import { DEFAULT_SCOPE } from '../auth/scopes.js';
 import { InsufficientScopeError, type Dispatcher } from '../mcp/dispatcher.js';
 import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage } from '../mcp/jsonrpc.js';
 import { originAllowed, type HostCheck } from './origin.js';
@@ -65,8 +66,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     }
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
+    // The challenge names the scopes to ask for (MCP 2025-11-25), so a client's first login asks for both.
     if (match === null) {
-      reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata }));
+      reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata, scope: DEFAULT_SCOPE }));
       return reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required'));
     }
     try {
@@ -75,7 +77,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
       if (!(error instanceof TokenError)) throw error;
       reply.header(
         'www-authenticate',
-        bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description }),
+        bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description, scope: DEFAULT_SCOPE }),
       );
       return reply.code(401).send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`));
     }
@@ -89,8 +91,8 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     }
   };
 
-  const onRequest = options.rateLimit === undefined ? [authenticate, requireJson] : [authenticate, options.rateLimit, requireJson];
-  app.post('/mcp', { onRequest }, async (request, reply) => {
+  const authenticated = options.rateLimit === undefined ? [authenticate] : [authenticate, options.rateLimit];
+  app.post('/mcp', { onRequest: [...authenticated, requireJson] }, async (request, reply) => {
     const auth = request.auth!;
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
     if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
@@ -106,17 +108,19 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
           resourceMetadata: options.resourceMetadata,
           error: 'insufficient_scope',
           description: error.message,
-          scope: error.scope,
+          scope: error.challenge.join(' '),
         }),
       );
       return reply.code(403).send(errorResponse(message.request.id, new JsonRpcError(RPC.invalidRequest, `Forbidden: ${error.message}`)));
     }
   });
 
+  // No SSE stream and no sessions: GET and DELETE are refused, but only once the caller is known. Clients
+  // (mcp-remote among them) probe with GET first, and must get the 401 challenge that starts their login.
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
-  app.get('/mcp', methodNotAllowed);
-  app.delete('/mcp', methodNotAllowed);
+  app.get('/mcp', { onRequest: authenticated }, methodNotAllowed);
+  app.delete('/mcp', { onRequest: authenticated }, methodNotAllowed);
 }
 
 /** `application/json`, in any letter case, with or without parameters such as `charset`. */

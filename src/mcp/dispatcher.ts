@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCOPES, type Scope } from '../auth/scopes.js';
 import { errorResponse, JsonRpcError, PreSerialized, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
 import { describeZodError, listTool, type Tool, type ToolContext } from './tool.js';
 
@@ -6,12 +7,19 @@ export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03
 
 /** Raised when the token lacks the scope a tool needs; the HTTP layer answers 403 (RFC 6750 §3.1). */
 export class InsufficientScopeError extends Error {
-  readonly scope: string;
+  /** The scope the call needs and the token lacks. */
+  readonly scope: Scope;
+  /**
+   * What the challenge asks for: the missing scope and the ones the token already holds, so a client that
+   * replaces its scopes with the challenge's (as 2025-era clients do) does not lose the others.
+   */
+  readonly challenge: readonly Scope[];
 
-  constructor(scope: string) {
+  constructor(scope: Scope, granted: readonly string[]) {
     super(`this call needs the "${scope}" scope`);
     this.name = 'InsufficientScopeError';
     this.scope = scope;
+    this.challenge = SCOPES.filter((candidate) => candidate === scope || granted.includes(candidate));
   }
 }
 
@@ -64,7 +72,7 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       if (!parsed.success) throw new JsonRpcError(RPC.invalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
       const tool = byName.get(parsed.data.name);
       if (tool === undefined) throw new JsonRpcError(RPC.invalidParams, `Unknown tool: ${parsed.data.name}`);
-      if (!context.scopes.includes(tool.scope)) throw new InsufficientScopeError(tool.scope);
+      if (!context.scopes.includes(tool.scope)) throw new InsufficientScopeError(tool.scope, context.scopes);
       const started = performance.now();
       let outcome = 'internal_error';
       try {
