@@ -3,7 +3,9 @@ import { bearerChallenge } from '../auth/resource-server/challenge.js';
 import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/resource-server/token-verifier.js';
 import { DEFAULT_SCOPE } from '../auth/scopes.js';
 import { InsufficientScopeError, type Dispatcher } from '../mcp/dispatcher.js';
-import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage } from '../mcp/jsonrpc.js';
+import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage, type OutgoingMessage } from '../mcp/jsonrpc.js';
+import { requestEra, type Era } from '../mcp/protocol.js';
+import { headerMismatch, single } from './mcp-headers.js';
 import { originAllowed, type HostCheck } from './origin.js';
 
 export const UNCONFIGURED_MESSAGE = 'OAuth resource-server is not configured.';
@@ -30,7 +32,10 @@ declare module 'fastify' {
 const rpcError = (code: number, message: string) => errorResponse(null, new JsonRpcError(code, message));
 const notJson = (reply: FastifyReply) => reply.code(415).send(rpcError(RPC.invalidRequest, 'Content-Type must be application/json'));
 
-/** POST /mcp: stateless JSON-RPC over HTTP. No Mcp-Session-Id is issued, and a stale one is ignored. */
+/**
+ * POST /mcp: stateless JSON-RPC over HTTP, MCP 2026-07-28 and the 2025 revisions side by side. No
+ * Mcp-Session-Id is issued, and a stale one is ignored.
+ */
 export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
   // JSON only: Fastify's default text/plain parser would hand a text body to the router as if it were JSON.
   app.removeAllContentTypeParsers();
@@ -97,9 +102,14 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
     if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
     if (message.kind === 'no-reply') return reply.code(202).send();
+    const era = requestEra(message.request, single(request.headers['mcp-protocol-version']));
+    if (era.kind === 'modern') {
+      const mismatch = headerMismatch(message.request, era.claimedVersion, request.headers);
+      if (mismatch !== undefined) return reply.code(400).send(errorResponse(message.request.id, mismatch));
+    }
     try {
-      const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes });
-      return reply.code(200).type('application/json; charset=utf-8').send(serializeMessage(response));
+      const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes }, era);
+      return reply.code(statusOf(response, era)).type('application/json; charset=utf-8').send(serializeMessage(response));
     } catch (error) {
       if (!(error instanceof InsufficientScopeError)) throw error;
       reply.header(
@@ -121,6 +131,15 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
   app.get('/mcp', { onRequest: authenticated }, methodNotAllowed);
   app.delete('/mcp', { onRequest: authenticated }, methodNotAllowed);
+}
+
+/**
+ * A JSON-RPC error travels with 200 under the 2025 revisions. 2026-07-28 gives it an HTTP status, so that
+ * intermediaries see it: 404 for an unknown method, 400 for the rest (invalid params, version, headers).
+ */
+function statusOf(response: OutgoingMessage, era: Era): number {
+  if (!('error' in response) || era.kind === 'legacy') return 200;
+  return response.error.code === RPC.methodNotFound ? 404 : 400;
 }
 
 /** `application/json`, in any letter case, with or without parameters such as `charset`. */
