@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { originAllowed } from './origin.js';
 
 /**
- * CORS for browser-based MCP clients (the Inspector, web apps). The discovery documents and the OAuth
- * endpoints a public client calls from script (token, registration, revocation, keys) answer any origin:
- * they take no cookies, and a code is useless without its PKCE verifier. `/mcp` answers only the origins
- * its Origin check admits. Headers go on the raw response so the authorization server's own responses
- * carry them too; preflights are answered here.
+ * CORS for browser-based MCP clients (web apps; the Inspector 2.x calls from its backend). The discovery
+ * documents and the OAuth endpoints a public client calls from script (token, registration, revocation,
+ * keys) answer any origin: they take no cookies, and a code is useless without its PKCE verifier. `/mcp`
+ * answers only the origins its Origin check admits. Headers go on the raw response so the authorization
+ * server's own responses carry them too; preflights are answered here.
  */
 export interface CorsOptions {
   readonly allowedOrigins: ReadonlySet<string>;
@@ -15,7 +15,7 @@ export interface CorsOptions {
 }
 
 const PUBLIC_PREFIXES = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];
-const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID';
+const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID';
 const EXPOSE_HEADERS = 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version, Retry-After';
 
 export function registerCors(app: FastifyInstance, options: CorsOptions): void {

@@ -1,8 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { bearerChallenge } from '../auth/resource-server/challenge.js';
 import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/resource-server/token-verifier.js';
+import { DEFAULT_SCOPE } from '../auth/scopes.js';
 import { InsufficientScopeError, type Dispatcher } from '../mcp/dispatcher.js';
-import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage } from '../mcp/jsonrpc.js';
+import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage, type OutgoingMessage } from '../mcp/jsonrpc.js';
+import { requestEra, type Era } from '../mcp/protocol.js';
+import { headerMismatch, single } from './mcp-headers.js';
 import { originAllowed, type HostCheck } from './origin.js';
 
 export const UNCONFIGURED_MESSAGE = 'OAuth resource-server is not configured.';
@@ -29,7 +32,10 @@ declare module 'fastify' {
 const rpcError = (code: number, message: string) => errorResponse(null, new JsonRpcError(code, message));
 const notJson = (reply: FastifyReply) => reply.code(415).send(rpcError(RPC.invalidRequest, 'Content-Type must be application/json'));
 
-/** POST /mcp: stateless JSON-RPC over HTTP. No Mcp-Session-Id is issued, and a stale one is ignored. */
+/**
+ * POST /mcp: stateless JSON-RPC over HTTP, MCP 2026-07-28 and the 2025 revisions side by side. No
+ * Mcp-Session-Id is issued, and a stale one is ignored.
+ */
 export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
   // JSON only: Fastify's default text/plain parser would hand a text body to the router as if it were JSON.
   app.removeAllContentTypeParsers();
@@ -65,8 +71,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     }
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
+    // The challenge names the scopes to ask for (MCP 2025-11-25), so a client's first login asks for both.
     if (match === null) {
-      reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata }));
+      reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata, scope: DEFAULT_SCOPE }));
       return reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required'));
     }
     try {
@@ -75,7 +82,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
       if (!(error instanceof TokenError)) throw error;
       reply.header(
         'www-authenticate',
-        bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description }),
+        bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description, scope: DEFAULT_SCOPE }),
       );
       return reply.code(401).send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`));
     }
@@ -89,15 +96,20 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     }
   };
 
-  const onRequest = options.rateLimit === undefined ? [authenticate, requireJson] : [authenticate, options.rateLimit, requireJson];
-  app.post('/mcp', { onRequest }, async (request, reply) => {
+  const authenticated = options.rateLimit === undefined ? [authenticate] : [authenticate, options.rateLimit];
+  app.post('/mcp', { onRequest: [...authenticated, requireJson] }, async (request, reply) => {
     const auth = request.auth!;
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
     if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
     if (message.kind === 'no-reply') return reply.code(202).send();
+    const era = requestEra(message.request, single(request.headers['mcp-protocol-version']));
+    if (era.kind === 'modern') {
+      const mismatch = headerMismatch(message.request, era.claimedVersion, request.headers);
+      if (mismatch !== undefined) return reply.code(400).send(errorResponse(message.request.id, mismatch));
+    }
     try {
-      const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes });
-      return reply.code(200).type('application/json; charset=utf-8').send(serializeMessage(response));
+      const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes }, era);
+      return reply.code(statusOf(response, era)).type('application/json; charset=utf-8').send(serializeMessage(response));
     } catch (error) {
       if (!(error instanceof InsufficientScopeError)) throw error;
       reply.header(
@@ -106,17 +118,28 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
           resourceMetadata: options.resourceMetadata,
           error: 'insufficient_scope',
           description: error.message,
-          scope: error.scope,
+          scope: error.challenge.join(' '),
         }),
       );
       return reply.code(403).send(errorResponse(message.request.id, new JsonRpcError(RPC.invalidRequest, `Forbidden: ${error.message}`)));
     }
   });
 
+  // No SSE stream and no sessions: GET and DELETE are refused, but only once the caller is known. Clients
+  // (mcp-remote among them) probe with GET first, and must get the 401 challenge that starts their login.
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
-  app.get('/mcp', methodNotAllowed);
-  app.delete('/mcp', methodNotAllowed);
+  app.get('/mcp', { onRequest: authenticated }, methodNotAllowed);
+  app.delete('/mcp', { onRequest: authenticated }, methodNotAllowed);
+}
+
+/**
+ * A JSON-RPC error travels with 200 under the 2025 revisions. 2026-07-28 gives it an HTTP status, so that
+ * intermediaries see it: 404 for an unknown method, 400 for the rest (invalid params, version, headers).
+ */
+function statusOf(response: OutgoingMessage, era: Era): number {
+  if (!('error' in response) || era.kind === 'legacy') return 200;
+  return response.error.code === RPC.methodNotFound ? 404 : 400;
 }
 
 /** `application/json`, in any letter case, with or without parameters such as `charset`. */

@@ -1,17 +1,31 @@
 import { z } from 'zod';
+import { SCOPES, type Scope } from '../auth/scopes.js';
 import { errorResponse, JsonRpcError, PreSerialized, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
+import { isRecord, LEGACY_PROTOCOL_VERSIONS, META, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS, type Era } from './protocol.js';
 import { describeZodError, listTool, type Tool, type ToolContext } from './tool.js';
 
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/**
+ * How long a client may reuse tools/list and server/discover (2026-07-28 cache hints). Both change only when
+ * the service is redeployed. tools/list is `private` (it answers an authenticated caller, and a list may come
+ * to depend on the caller's scopes); server/discover holds nothing about the caller.
+ */
+const LIST_TTL_MS = 3_600_000;
 
 /** Raised when the token lacks the scope a tool needs; the HTTP layer answers 403 (RFC 6750 §3.1). */
 export class InsufficientScopeError extends Error {
-  readonly scope: string;
+  /** The scope the call needs and the token lacks. */
+  readonly scope: Scope;
+  /**
+   * What the challenge asks for: the missing scope and the ones the token already holds, so a client that
+   * replaces its scopes with the challenge's (as 2025-era clients do) does not lose the others.
+   */
+  readonly challenge: readonly Scope[];
 
-  constructor(scope: string) {
+  constructor(scope: Scope, granted: readonly string[]) {
     super(`this call needs the "${scope}" scope`);
     this.name = 'InsufficientScopeError';
     this.scope = scope;
+    this.challenge = SCOPES.filter((candidate) => candidate === scope || granted.includes(candidate));
   }
 }
 
@@ -23,7 +37,7 @@ export interface ServerInfo {
 }
 
 export interface Dispatcher {
-  handle(request: JsonRpcRequest, context: ToolContext): Promise<OutgoingMessage>;
+  handle(request: JsonRpcRequest, context: ToolContext, era: Era): Promise<OutgoingMessage>;
 }
 
 export interface DispatchObserver {
@@ -33,6 +47,8 @@ export interface DispatchObserver {
   onToolCall?(tool: string, outcome: string, seconds: number): void;
 }
 
+type Method = (params: Record<string, unknown>, context: ToolContext) => Promise<unknown>;
+
 const callParams = z.object({
   name: z.string({ error: 'params.name must be a string' }),
   arguments: z.record(z.string(), z.unknown(), { error: 'params.arguments must be an object' }).optional(),
@@ -40,51 +56,75 @@ const callParams = z.object({
 
 export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[], observer: DispatchObserver = {}): Dispatcher {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listResult = new PreSerialized({ tools: tools.map(listTool) });
+  const capabilities = { tools: { listChanged: false } };
+  const implementation = { name: serverInfo.name, title: serverInfo.title, version: serverInfo.version };
+  const listed = tools.map(listTool);
+  /** A 2026-07-28 result: its type, and the server naming itself (there is no handshake to do it once). */
+  const complete = (result: object) => ({ resultType: 'complete', ...result, _meta: { [META.serverInfo]: implementation } });
 
-  const methods: Record<string, (params: Record<string, unknown>, context: ToolContext) => Promise<unknown>> = {
+  async function callTool(params: Record<string, unknown>, context: ToolContext) {
+    const parsed = callParams.safeParse(params);
+    if (!parsed.success) throw new JsonRpcError(RPC.invalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
+    const tool = byName.get(parsed.data.name);
+    if (tool === undefined) throw new JsonRpcError(RPC.invalidParams, `Unknown tool: ${parsed.data.name}`);
+    if (!context.scopes.includes(tool.scope)) throw new InsufficientScopeError(tool.scope, context.scopes);
+    const started = performance.now();
+    let outcome = 'internal_error';
+    try {
+      // The caller's own object, not zod's copy: a record parse drops an own "__proto__" key (it becomes the
+      // copy's prototype), which would then slip past the tool's strict schema instead of being refused.
+      // Invalid arguments are a tool failure (isError) in every revision, so the model can read and fix them.
+      const result = await tool.call(params.arguments ?? {}, context);
+      outcome = result.isError === true ? result.structuredContent.error.code : 'ok';
+      return result;
+    } finally {
+      observer.onToolCall?.(tool.name, outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  const legacyList = new PreSerialized({ tools: listed });
+  const legacy: Record<string, Method> = {
     async initialize(params) {
       const requested = params.protocolVersion;
-      const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.find((version) => version === requested) ?? SUPPORTED_PROTOCOL_VERSIONS[0];
-      return {
-        protocolVersion,
-        capabilities: { tools: { listChanged: false } },
-        serverInfo: { name: serverInfo.name, title: serverInfo.title, version: serverInfo.version },
-        instructions: serverInfo.instructions,
-      };
+      const protocolVersion = LEGACY_PROTOCOL_VERSIONS.find((version) => version === requested) ?? LEGACY_PROTOCOL_VERSIONS[0];
+      return { protocolVersion, capabilities, serverInfo: implementation, instructions: serverInfo.instructions };
     },
     async ping() {
       return {};
     },
     async 'tools/list'() {
-      return listResult;
+      return legacyList;
+    },
+    'tools/call': callTool,
+  };
+
+  // 2026-07-28 has no initialize and no ping: they are unknown methods there.
+  const discoverResult = complete({
+    supportedVersions: SUPPORTED_PROTOCOL_VERSIONS,
+    capabilities,
+    instructions: serverInfo.instructions,
+    ttlMs: LIST_TTL_MS,
+    cacheScope: 'public',
+  });
+  const modernList = new PreSerialized(complete({ tools: listed, ttlMs: LIST_TTL_MS, cacheScope: 'private' }));
+  const modern: Record<string, Method> = {
+    async 'server/discover'() {
+      return discoverResult;
+    },
+    async 'tools/list'() {
+      return modernList;
     },
     async 'tools/call'(params, context) {
-      const parsed = callParams.safeParse(params);
-      if (!parsed.success) throw new JsonRpcError(RPC.invalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
-      const tool = byName.get(parsed.data.name);
-      if (tool === undefined) throw new JsonRpcError(RPC.invalidParams, `Unknown tool: ${parsed.data.name}`);
-      if (!context.scopes.includes(tool.scope)) throw new InsufficientScopeError(tool.scope);
-      const started = performance.now();
-      let outcome = 'internal_error';
-      try {
-        // The caller's own object, not zod's copy: a record parse drops an own "__proto__" key (it becomes the
-        // copy's prototype), which would then slip past the tool's strict schema instead of being refused.
-        const result = await tool.call(params.arguments ?? {}, context);
-        outcome = result.isError === true ? result.structuredContent.error.code : 'ok';
-        return result;
-      } finally {
-        observer.onToolCall?.(tool.name, outcome, (performance.now() - started) / 1000);
-      }
+      return complete(await callTool(params, context));
     },
   };
 
-  const dispatch = async (request: JsonRpcRequest, context: ToolContext): Promise<OutgoingMessage> => {
-    const method = Object.hasOwn(methods, request.method) ? methods[request.method] : undefined;
-    if (method === undefined) {
-      return errorResponse(request.id, new JsonRpcError(RPC.methodNotFound, `Method not found: ${request.method}`));
-    }
+  const dispatch = async (request: JsonRpcRequest, context: ToolContext, era: Era): Promise<OutgoingMessage> => {
     try {
+      if (era.kind === 'modern') checkEnvelope(request.params, era.claimedVersion);
+      const methods = era.kind === 'modern' ? modern : legacy;
+      const method = Object.hasOwn(methods, request.method) ? methods[request.method] : undefined;
+      if (method === undefined) throw new JsonRpcError(RPC.methodNotFound, `Method not found: ${request.method}`);
       return { jsonrpc: '2.0', id: request.id, result: await method(request.params, context) };
     } catch (error) {
       if (error instanceof JsonRpcError) return errorResponse(request.id, error);
@@ -93,11 +133,11 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
   };
 
   return {
-    async handle(request, context) {
+    async handle(request, context, era) {
       const started = performance.now();
       let outcome: 'ok' | 'error' = 'error';
       try {
-        const response = await dispatch(request, context);
+        const response = await dispatch(request, context, era);
         if ('result' in response) outcome = 'ok';
         return response;
       } finally {
@@ -105,4 +145,31 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       }
     },
   };
+}
+
+/**
+ * A 2026-07-28 request's envelope: its protocol version (one served per request) and the client's
+ * capabilities are required; the client's name is optional.
+ */
+function checkEnvelope(params: Record<string, unknown>, claimedVersion: string | undefined): void {
+  const meta = params._meta;
+  if (!isRecord(meta)) {
+    throw new JsonRpcError(RPC.invalidParams, 'Invalid params: _meta is required (a 2026-07-28 request carries its protocol version and client capabilities there)');
+  }
+  if (claimedVersion === undefined) {
+    throw new JsonRpcError(RPC.invalidParams, `Invalid params: _meta["${META.protocolVersion}"] must be a protocol version string`);
+  }
+  if (!isRecord(meta[META.clientCapabilities])) {
+    throw new JsonRpcError(RPC.invalidParams, `Invalid params: _meta["${META.clientCapabilities}"] must be an object`);
+  }
+  if (!(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(claimedVersion)) {
+    const legacy = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(claimedVersion);
+    throw new JsonRpcError(
+      RPC.unsupportedProtocolVersion,
+      legacy
+        ? `Unsupported protocol version: ${claimedVersion} is served after an initialize handshake, not per request`
+        : `Unsupported protocol version: ${claimedVersion}`,
+      { supported: SUPPORTED_PROTOCOL_VERSIONS, requested: claimedVersion },
+    );
+  }
 }

@@ -6,6 +6,10 @@ export const RPC = {
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
+  /** MCP 2026-07-28: the HTTP headers do not mirror the body, or a required one is missing or malformed. */
+  headerMismatch: -32020,
+  /** MCP 2026-07-28: the request names a protocol version this server does not serve per request. */
+  unsupportedProtocolVersion: -32022,
 } as const;
 
 export type RequestId = string | number;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Scope } from '../auth/scopes.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
+import { isRecord } from './protocol.js';
 import { toolFailure, toolSuccess, type ToolResult } from './tool-result.js';
 
 export interface ToolContext {
@@ -82,7 +83,21 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodRawShape
 
 function objectJsonSchema(schema: z.ZodType, io: 'input' | 'output'): ObjectJsonSchema {
   const { $schema: _dialect, type: _object, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
-  return { type: 'object', ...rest };
+  return { type: 'object', ...singleTypes(rest) };
+}
+
+/**
+ * The schema with every `"type": [a, b]` (zod's spelling of a nullable primitive) split into
+ * `anyOf: [{type: a}, {type: b}]`: the same set of values, in the form clients that map tool schemas onto a
+ * single-type dialect (Gemini's OpenAPI subset) can read; the MCP Inspector flags type arrays as unportable.
+ */
+function singleTypes(schema: Record<string, unknown>): Record<string, unknown> {
+  const rewrite = (value: unknown): unknown => (Array.isArray(value) ? value.map(rewrite) : isRecord(value) ? singleTypes(value) : value);
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) =>
+      key === 'type' && Array.isArray(value) ? ['anyOf', value.map((type: unknown) => ({ type }))] : [key, rewrite(value)],
+    ),
+  );
 }
 
 /** "tags[2]: must be a string" — names the argument and the rule. */

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { canonicalTags, describeTagProblem, normalizeTags, TAG_LIMITS } from '../memory/tags.js';
 
-/** Building blocks shared by the tools' argument schemas. Optional arguments also accept null (= absent). */
+/**
+ * Building blocks shared by the tools' argument schemas. Optional arguments also accept null (= absent):
+ * strict function calling (OpenAI) makes every argument required and sends null for the ones the model
+ * leaves out. Their limits (maxLength, maxItems) sit on the inner type, so the published schema carries them
+ * inside the non-null branch of its anyOf, where strict-mode conversion accepts them; the description sits on
+ * the property.
+ */
 
 export function countCharacters(text: string): number {
   let count = 0;
@@ -34,9 +40,10 @@ export const optionalString = (maxChars: number, description: string) =>
     .trim()
     .min(1, 'must not be empty')
     .refine((value) => countCharacters(value) <= maxChars, `must be at most ${maxChars} characters`)
+    .meta({ maxLength: maxChars })
     .nullish()
     .transform((value) => value ?? undefined)
-    .meta({ description, maxLength: maxChars });
+    .meta({ description });
 
 /** Filter tags, normalised here (they are compared, never stored; already checked, so canonicalTags cannot refuse them); absent or null gives []. */
 export const tagList = (description: string) =>
@@ -53,6 +60,7 @@ export const givenTagList = (description: string) => optionalGivenTagList(descri
 export const optionalGivenTagList = (description: string) =>
   z
     .array(cleanString(), { error: typeError('an array of strings') })
+    .meta({ maxItems: TAG_LIMITS.maxTags })
     .nullish()
     .transform((tags, context) => {
       if (tags === null || tags === undefined) return undefined;
@@ -63,7 +71,7 @@ export const optionalGivenTagList = (description: string) =>
       }
       return tags;
     })
-    .meta({ description, maxItems: TAG_LIMITS.maxTags });
+    .meta({ description });
 
 const ISO_WITH_ZONE = 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T09:00:00Z';
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,12 +30,37 @@ describe.each(engines)('MCP Inspector CLI (@modelcontextprotocol/inspector --cli
   const inspect = (bearer: string, ...args: string[]) =>
     runNode(NODE22, [INSPECTOR_CLI, '--cli', server.mcpUrl, '--transport', 'http', '--stored-auth-only', '--header', `Authorization: Bearer ${bearer}`, ...args], { cwd: home });
 
-  it('lists the tools', async () => {
-    const run = await inspect(token, '--method', 'tools/list');
+  it('lists the tools, whose schemas its portability check (--strict) finds nothing to warn about', async () => {
+    const run = await inspect(token, '--method', 'tools/list', '--strict');
     expect(run.code, run.stderr).toBe(EXIT.ok);
     const { tools } = JSON.parse(run.stdout) as { tools: { name: string; inputSchema: { required?: string[] } }[] };
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['remember', 'recall']));
     expect(tools.find((tool) => tool.name === 'remember')!.inputSchema.required).toEqual(['text']);
+    // Findings (warnings included) are printed on stderr as "Warning: tool ..." or a "Schema portability" count.
+    expect(run.stderr).not.toMatch(/Warning: tool|Error: tool|Schema portability/);
+  });
+
+  it('speaks 2026-07-28 when its server entry sets protocolEra to modern', async () => {
+    const config = join(home, 'mcp.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { memory: { type: 'http', url: server.mcpUrl, protocolEra: 'modern', headers: { Authorization: `Bearer ${token}` } } } }),
+    );
+    const modern = (...args: string[]) =>
+      runNode(NODE22, [INSPECTOR_CLI, '--cli', '--config', config, '--server', 'memory', '--stored-auth-only', ...args], {
+        cwd: home,
+        env: { MCP_INSPECTOR_SECRET_STORE: 'memory' },
+      });
+    const connected = await modern('--method', 'initialize');
+    expect(connected.code, connected.stderr).toBe(EXIT.ok);
+    expect(JSON.parse(connected.stdout)).toMatchObject({ protocolVersion: '2026-07-28', serverInfo: { name: 'memory-service' }, capabilities: { tools: {} } });
+
+    const remembered = await modern('--method', 'tools/call', '--tool-name', 'remember', '--tool-arg', 'text=The user bakes sourdough on Fridays');
+    expect(remembered.code, remembered.stderr).toBe(EXIT.ok);
+    expect(JSON.parse(remembered.stdout)).toMatchObject({ structuredContent: { ok: true }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'memory-service' } } });
+    const refused = await modern('--method', 'tools/call', '--tool-name', 'recall', '--tool-args-json', JSON.stringify({ query: 'bread', limit: 0 }));
+    expect(refused.code).toBe(EXIT.toolError);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ isError: true, structuredContent: { error: { code: 'INVALID_INPUT' } } });
   });
 
   it('calls remember, then recall finds the memory', async () => {

@@ -99,11 +99,17 @@ describe.each(engines)('POST /mcp on %s', (engine) => {
     expect(structured).toEqual({ ok: false, error: { code: 'INVALID_INPUT', message: expect.stringMatching(/^text: /) } });
   });
 
-  it('refuses GET and DELETE with 405', async () => {
+  it('refuses GET and DELETE with 405 once the caller is known, and challenges them with 401 before', async () => {
     for (const method of ['GET', 'DELETE']) {
       const response = await fetch(server.mcpUrl, { method, headers: auth() });
       expect(response.status).toBe(405);
       expect(response.headers.get('allow')).toBe('POST');
+      // mcp-remote and others probe with GET first: the challenge is what starts their login.
+      const anonymous = await fetch(server.mcpUrl, { method, headers: { accept: 'text/event-stream' } });
+      expect(anonymous.status, method).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toBe(
+        `Bearer scope="memory:read memory:write", resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`,
+      );
     }
   });
 
@@ -121,11 +127,11 @@ describe.each(engines)('POST /mcp on %s', (engine) => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
 
-  it('challenges a request without a token with 401 and resource_metadata', async () => {
+  it('challenges a request without a token with 401, the scopes to ask for and resource_metadata', async () => {
     const response = await server.post(rpc('initialize'));
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`,
+      `Bearer scope="memory:read memory:write", resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`,
     );
     const metadata = await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`);
     expect(await metadata.json()).toMatchObject({
@@ -160,7 +166,7 @@ describe.each(engines)('POST /mcp on %s', (engine) => {
       const response = await server.post(rpc('initialize'), { authorization: `Bearer ${candidate}` });
       expect(response.status).toBe(401);
       const challenge = response.headers.get('www-authenticate')!;
-      expect(challenge).toMatch(/^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="[^"]+"$/);
+      expect(challenge).toMatch(/^Bearer error="invalid_token", error_description="[^"]+", scope="memory:read memory:write", resource_metadata="[^"]+"$/);
       expect(challenge).toMatch(description);
       expect(challenge).not.toContain(candidate);
     }
@@ -180,15 +186,29 @@ describe.each(engines)('POST /mcp on %s', (engine) => {
     expect(response.headers.get('www-authenticate')).toMatch(/audience does not match/);
   });
 
-  it('answers 403 insufficient_scope when the token lacks the tool scope', async () => {
+  it('answers 403 insufficient_scope naming the missing scope and the ones the token holds', async () => {
     const readOnly = await server.token('alice', { scope: 'memory:read' });
     const response = await server.post(rpc('tools/call', { name: 'remember', arguments: { text: 'The user likes jazz' } }), {
       authorization: `Bearer ${readOnly}`,
     });
     expect(response.status).toBe(403);
-    expect(response.headers.get('www-authenticate')).toMatch(/error="insufficient_scope", error_description="[^"]+", scope="memory:write", resource_metadata=/);
-    const recall = await server.call(readOnly, 'recall', { query: 'music' });
-    expect(recall.isError).toBe(false);
+    // A client that replaces its scopes with the challenge's keeps memory:read.
+    expect(response.headers.get('www-authenticate')).toMatch(
+      /^Bearer error="insufficient_scope", error_description="this call needs the 'memory:write' scope", scope="memory:read memory:write", resource_metadata="[^"]+"$/,
+    );
+    const listed = await server.call(readOnly, 'list_memories', {});
+    expect(listed.isError).toBe(false);
+    expect(JSON.stringify(listed.structured)).not.toContain('jazz');
+
+    const challenge = async (scope: string, tool: string, args: Record<string, unknown>) => {
+      const token = await server.token('alice', { scope });
+      const refused = await server.post(rpc('tools/call', { name: tool, arguments: args }), { authorization: `Bearer ${token}` });
+      expect(refused.status).toBe(403);
+      return /scope="([^"]*)"/.exec(refused.headers.get('www-authenticate') ?? '')?.[1];
+    };
+    expect(await challenge('memory:write', 'recall', { query: 'music' })).toBe('memory:read memory:write');
+    expect(await challenge('openid profile', 'list_memories', {})).toBe('memory:read');
+    expect(await challenge('openid', 'forget', { memory_id: 1 })).toBe('memory:write');
   });
 });
 

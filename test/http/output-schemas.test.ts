@@ -12,7 +12,17 @@ import { runWireScenario, type RecordedCall } from '../helpers/wire-scenario.js'
  */
 interface ListedTool {
   name: string;
+  inputSchema: Record<string, unknown>;
   outputSchema?: { type?: unknown; oneOf?: { properties: { ok: { const: boolean }; error?: { properties: { code: { enum: string[] } } } } }[] };
+}
+
+/** Every `type` keyword in a schema, with where it is. */
+function typeKeywords(node: unknown, path = ''): [string, unknown][] {
+  if (typeof node !== 'object' || node === null) return [];
+  return Object.entries(node).flatMap(([key, value]) => [
+    ...(key === 'type' && (typeof value === 'string' || Array.isArray(value)) ? [[path, value] as [string, unknown]] : []),
+    ...typeKeywords(value, `${path}/${key}`),
+  ]);
 }
 
 describe.each(engines)('tool output schemas on %s', (engine) => {
@@ -42,6 +52,21 @@ describe.each(engines)('tool output schemas on %s', (engine) => {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
       const branches = tool.outputSchema?.oneOf ?? [];
       expect(branches.map((branch) => branch.properties.ok.const), tool.name).toEqual([true, false]);
+    }
+  });
+
+  it('publishes input and output schemas that are valid JSON Schema 2020-12, with one type per node', () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    ajvFormats.default(ajv);
+    for (const tool of tools) {
+      for (const [which, schema] of [['inputSchema', tool.inputSchema], ['outputSchema', tool.outputSchema]] as const) {
+        expect(ajv.validateSchema(schema ?? {}), `${tool.name} ${which}: ${JSON.stringify(ajv.errors)}`).toBe(true);
+        // Strict mode also refuses unknown keywords and ambiguous types, which the meta-schema allows.
+        expect(() => ajv.compile(schema ?? {}), `${tool.name} ${which}`).not.toThrow();
+        // A type array is valid, but clients that map schemas onto a single-type dialect cannot read it.
+        const arrays = typeKeywords(schema).filter(([, type]) => Array.isArray(type));
+        expect(arrays, `${tool.name} ${which}`).toEqual([]);
+      }
     }
   });
 

@@ -199,7 +199,7 @@ describe.skipIf(skip !== undefined).each(engines)('built-in authorization server
       const challenge = write.headers.get('www-authenticate')!;
       expect(challenge).toMatch(/^Bearer /);
       expect(challenge).toContain('error="insufficient_scope"');
-      expect(challenge).toContain('scope="memory:write"');
+      expect(challenge).toContain('scope="memory:read memory:write"');
       expect(challenge).toContain(`resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`);
     });
 

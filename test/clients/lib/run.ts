@@ -8,14 +8,14 @@ export interface RunResult {
 }
 
 /** Runs a Node 22 CLI with a minimal environment (no npm or test-runner variables) and never rejects. */
-export function runNode(node: string, args: readonly string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runNode(node: string, args: readonly string[], options: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(
       node,
       [...args],
       {
         cwd: options.cwd ?? tmpdir(),
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd ?? tmpdir(), NO_COLOR: '1', CI: 'true' },
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd ?? tmpdir(), NO_COLOR: '1', CI: 'true', ...options.env },
         timeout: options.timeoutMs ?? 60_000,
         maxBuffer: 16 * 1024 * 1024,
       },
