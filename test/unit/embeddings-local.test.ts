@@ -207,13 +207,13 @@ describe('micro-batcher', () => {
 
 describe('createEmbeddingProvider', () => {
   it('builds the local provider', () => {
-    const provider = createEmbeddingProvider({ provider: 'local' });
+    const provider = createEmbeddingProvider({ provider: 'local', workers: 1 });
     expect(provider.model).toBe('local:universal-sentence-encoder-lite');
     expect(provider.dimensions).toBe(512);
   });
 
   it('builds the OpenAI provider with a known model\'s dimension', () => {
-    const provider = createEmbeddingProvider({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test' });
+    const provider = createEmbeddingProvider({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test', timeoutMs: 10_000, concurrency: 8, queueLimit: 64 });
     expect(provider.model).toBe('openai:text-embedding-3-small');
     expect(provider.dimensions).toBe(1536);
   });
