@@ -1,7 +1,7 @@
 // Regenerates db/schema.sql from a freshly migrated in-memory PGlite: `npm run schema:dump`.
 import { writeFileSync } from 'node:fs';
 import { Kysely } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
+import { PGliteDialect } from '../src/db/pglite-dialect.js';
 import { describeSchema } from '../src/db/describe-schema.js';
 import { openDatabase, openPGlite } from '../src/db/open-database.js';
 

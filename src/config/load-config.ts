@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseIni } from 'ini';
 import type { EmbeddingSettings } from '../embeddings/create-provider.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../embeddings/local-provider.js';
-import { DEFAULT_OPENAI_MODEL } from '../embeddings/openai-provider.js';
+import { DEFAULT_EMBEDDING_CONCURRENCY, DEFAULT_EMBEDDING_QUEUE_LIMIT, DEFAULT_EMBEDDING_TIMEOUT_MS, DEFAULT_OPENAI_MODEL } from '../embeddings/openai-provider.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../db/timeouts.js';
 import { redactCredentials } from './redact.js';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.js';
 
@@ -16,7 +17,15 @@ export interface Config {
   readonly resourceUrl: string;
   readonly host: string;
   readonly port: number;
-  readonly database: { readonly url: string | undefined; readonly schema: string; readonly dataDir: string };
+  readonly database: {
+    readonly url: string | undefined;
+    readonly schema: string;
+    readonly dataDir: string;
+    /** PostgreSQL: longest wait for a connection. */
+    readonly connectTimeoutMs: number;
+    /** PostgreSQL: longest statement of a request (0: none). */
+    readonly statementTimeoutMs: number;
+  };
   readonly dataDir: string;
   /** Checked here (the local model's name and dimension, the server URL), so the providers trust it. */
   readonly embedding: EmbeddingSettings;
@@ -100,11 +109,17 @@ export function loadConfig(options: LoadConfigOptions): Config {
   parse('BaseUrl', `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${values.Port ?? 8787}`);
   parse('DatabaseUrl', '');
   parse('DatabaseSchema', 'public');
+  parse('DatabaseConnectTimeoutMs', String(DEFAULT_CONNECT_TIMEOUT_MS));
+  parse('DatabaseStatementTimeoutMs', String(DEFAULT_STATEMENT_TIMEOUT_MS));
   parse('DataDir', defaults.dataDir);
   parse('EmbeddingProvider', 'local');
   parse('EmbeddingModel', '');
   parse('EmbeddingDimensions', '');
   parse('OpenAIBaseUrl', '');
+  parse('EmbeddingTimeoutMs', String(DEFAULT_EMBEDDING_TIMEOUT_MS));
+  parse('EmbeddingConcurrency', String(DEFAULT_EMBEDDING_CONCURRENCY));
+  parse('EmbeddingQueueLimit', String(DEFAULT_EMBEDDING_QUEUE_LIMIT));
+  parse('LocalModelWorkers', '');
   parse('MaxTextChars', '16000');
   parse('NearDuplicateThreshold', '0.85');
   // With no file the built-in authorization server is the default; a file is the operator's whole auth setup.
@@ -137,11 +152,17 @@ export function loadConfig(options: LoadConfigOptions): Config {
     resourceUrl: `${v.BaseUrl}/mcp`,
     host: v.Host,
     port: v.Port,
-    database: { url: v.DatabaseUrl, schema: v.DatabaseSchema, dataDir: join(v.DataDir, 'pglite') },
+    database: {
+      url: v.DatabaseUrl,
+      schema: v.DatabaseSchema,
+      dataDir: join(v.DataDir, 'pglite'),
+      connectTimeoutMs: v.DatabaseConnectTimeoutMs,
+      statementTimeoutMs: v.DatabaseStatementTimeoutMs,
+    },
     dataDir: v.DataDir,
     embedding:
       v.EmbeddingProvider === 'local'
-        ? { provider: 'local' }
+        ? { provider: 'local', workers: v.LocalModelWorkers ?? defaultLocalModelWorkers() }
         : {
             provider: 'openai',
             model: openaiModel(v.EmbeddingModel),
@@ -149,6 +170,9 @@ export function loadConfig(options: LoadConfigOptions): Config {
             baseUrl: v.OpenAIBaseUrl,
             // Only ever from the environment.
             apiKey: nonEmpty(options.env.OPENAI_API_KEY),
+            timeoutMs: v.EmbeddingTimeoutMs,
+            concurrency: v.EmbeddingConcurrency,
+            queueLimit: v.EmbeddingQueueLimit,
           },
     memory: { maxTextChars: v.MaxTextChars, nearDuplicateThreshold: v.NearDuplicateThreshold },
     oauth: {
@@ -167,6 +191,11 @@ export function loadConfig(options: LoadConfigOptions): Config {
     metrics: { token: nonEmpty(options.env.MEMORY_SERVICE_METRICS_TOKEN), host: v.MetricsHost, port: v.MetricsPort },
     logLevel: v.LogLevel,
   });
+}
+
+/** One local-model worker per core, at most 4 (each holds the model: ~xx MB). */
+function defaultLocalModelWorkers(): number {
+  return Math.min(4, Math.max(1, availableParallelism()));
 }
 
 const LOCAL_MODEL_NAMES = [LOCAL_MODEL_NAME, LOCAL_MODEL_NAME.slice('local:'.length)];

@@ -11,7 +11,7 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 
 
 /** What pg, pg-pool and PGlite throw, with no code, when the connection is gone or cannot be had. */
 const CONNECTION_MESSAGES =
-  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end on the pool|Query read timeout|PGlite is clos(ed|ing))/;
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end on the pool|Query read timeout|PGlite is clos(ed|ing)|the embedded database is unavailable)/;
 
 export interface DriverErrorInfo {
   /** The driver's message: no parameters (pg keeps those in other fields, which are never read here). */

@@ -2,16 +2,24 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import { guardedPool } from './guarded-pool.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteEngine } from './pglite-engine.js';
 import { PGLITE_PARSERS } from './pglite-timestamps.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 import type { Database, DbTransaction } from './schema.js';
 
 /** The role subject-scoped transactions switch to when the connecting user would bypass row-level security. */
 const RLS_ROLE = 'memory_service_rls';
+
+/** How long the client waits past the server's statement_timeout before it gives the connection up. */
+const CLIENT_GRACE_MS = 2_000;
+/** How long, at most, a commit whose answer was lost is looked up before its outcome is called unknown. */
+const OUTCOME_LOOKUP_MS = 3_000;
 
 export interface DatabaseHandle {
   readonly engine: 'pglite' | 'postgres';
@@ -46,8 +54,14 @@ export interface OpenDatabaseOptions {
   /** An already open PGlite owned by the caller (tests share one per file); not closed by close(). */
   readonly pglite?: PGlite | undefined;
   readonly poolSize?: number;
+  /** PostgreSQL: how long to wait for a connection (a new one, or a free one from the pool). */
+  readonly connectTimeoutMs?: number | undefined;
+  /** PostgreSQL: longest statement of a request's transaction (0: none). Maintenance (migrations) has none. */
+  readonly statementTimeoutMs?: number | undefined;
   /** Told about every driver error, by message and code only (never parameters, which hold memory text). */
   readonly onDriverError?: ((failure: DriverErrorInfo, activity: string) => void) | undefined;
+  /** Told when the embedded database is lost (PGlite after a PANIC) and when it has been reopened. */
+  readonly onEngineEvent?: ((event: 'lost' | 'reopened', detail: string) => void) | undefined;
 }
 
 export async function openPGlite(dataDir: string): Promise<PGlite> {
@@ -55,75 +69,123 @@ export async function openPGlite(dataDir: string): Promise<PGlite> {
   return PGlite.create({ dataDir, extensions: { vector }, parsers: PGLITE_PARSERS });
 }
 
+type Outcome = 'committed' | 'aborted' | 'unknown';
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const { schema } = options;
   const searchPath = `"${schema}", public`;
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   let engine: DatabaseHandle['engine'];
+  /** Requests' transactions. */
   let kysely: Kysely<Database>;
+  /** Migrations and index builds: no statement timeout (an HNSW build over a large table takes minutes). */
+  let maintenance: Kysely<Database>;
   let pool: pg.Pool | undefined;
-  let ownedPglite: PGlite | undefined;
+  let pglite: PGliteEngine | undefined;
+  /** Whether a commit whose answer was lost can be looked up (PostgreSQL: pg_xact_status). */
+  let outcomeOf: ((xid: string) => Promise<Outcome>) | undefined;
 
   if (options.url !== undefined) {
     engine = 'postgres';
-    pool = new pg.Pool({
+    const serverPool = new pg.Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
       options: `-c search_path=${searchPath.replace(/ /g, '\\ ')}`,
+      application_name: 'memory-service',
+      // Bounded waits: for a new connection (a server that accepts but never answers) and for a free one.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      // A peer that vanished (a failover, a cut network) is noticed on idle connections too.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
     });
+    pool = serverPool;
     // A connection lost while idle in the pool, or between two statements of a transaction (the server restarted),
     // is an 'error' event: unheard, it would end the process. Reported here; the next statement on it fails and
     // becomes DATABASE_ERROR, and the pool replaces it.
-    pool.on('connect', (client) => {
+    serverPool.on('connect', (client) => {
       client.on('error', (error) => options.onDriverError?.(driverError(error) ?? { message: error.message, code: undefined }, 'holding a connection'));
     });
-    pool.on('error', () => undefined);
-    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    serverPool.on('error', () => undefined);
+    const clientTimeout = statementTimeoutMs > 0 ? statementTimeoutMs + CLIENT_GRACE_MS : undefined;
+    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(serverPool, clientTimeout) }) });
+    maintenance = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(serverPool, undefined) }) });
+    outcomeOf = (xid) => commitOutcome(serverPool, xid);
   } else {
     engine = 'pglite';
-    const pglite = options.pglite ?? (ownedPglite = await openPGlite(options.dataDir));
-    // Session-level for migrations; every transaction also sets it locally, so a PGlite shared by several
-    // handles (one per test schema) stays correct.
-    await pglite.exec(`set search_path to ${searchPath}`);
-    // Never destroyed through Kysely: that would close a PGlite the caller may own.
+    const owned = options.pglite === undefined;
+    const open = async (): Promise<PGlite> => {
+      const instance = await openPGlite(options.dataDir);
+      // Session-level for migrations; every transaction also sets it locally, so a PGlite shared by several
+      // handles (one per test schema) stays correct.
+      await instance.exec(`set search_path to ${searchPath}`);
+      return instance;
+    };
+    const first = options.pglite ?? (await open());
+    if (!owned) await first.exec(`set search_path to ${searchPath}`);
+    pglite = new PGliteEngine(first, {
+      reopen: owned && !options.dataDir.startsWith('memory://') ? open : undefined,
+      onLost: (reason) => options.onEngineEvent?.('lost', reason),
+      onReopened: () => options.onEngineEvent?.('reopened', options.dataDir),
+    });
     kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    maintenance = kysely;
   }
 
   try {
     if (options.migrate !== false) {
-      const { error } = await migrateToLatest(kysely, schema);
+      const { error } = await migrateToLatest(maintenance, schema);
       if (error !== undefined) throw error;
     }
-    await ensureVectorIndex(kysely, options.embeddingDimensions);
+    await ensureVectorIndex(maintenance, options.embeddingDimensions);
   } catch (error) {
     await closeQuietly();
     throw error;
   }
   const switchRole = await prepareRlsRole(kysely, schema);
+  const timeoutSetting = engine === 'postgres' && statementTimeoutMs > 0 ? `${statementTimeoutMs}ms` : undefined;
 
   /**
    * One transaction under row-level security: `subject`'s rows, or every row when allSubjects is 'on'. A driver
    * error becomes DATABASE_ERROR naming `activity`; anything else `fn` throws propagates as it is.
+   *
+   * A commit whose answer is lost (the connection broke while COMMIT ran) may have happened or not. On
+   * PostgreSQL the transaction's id is read before committing, and its fate is then looked up on another
+   * connection: committed means the work is done and its result is returned; aborted means nothing changed.
    */
   async function scoped<T>(subject: string, allSubjects: 'on' | 'off', activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
+    // Set once `fn` has finished: from then on a failure is the commit's.
+    const work: { done?: { value: T; xid: string | undefined } } = {};
     try {
       return await kysely.transaction().execute(async (trx) => {
         await sql`select set_config('search_path', ${searchPath}, true),
                          set_config('memory_service.subject', ${subject}, true),
                          set_config('memory_service.all_subjects', ${allSubjects}, true)`.execute(trx);
+        if (timeoutSetting !== undefined) await sql`select set_config('statement_timeout', ${timeoutSetting}, true)`.execute(trx);
         if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
-        return await fn(trx);
+        const value = await fn(trx);
+        work.done = { value, xid: outcomeOf === undefined ? undefined : await writingTransactionId(trx) };
+        return value;
       });
     } catch (error) {
       const failure = driverError(error);
       if (failure === undefined) throw error;
       options.onDriverError?.(failure, activity);
+      const { done } = work;
+      if (done !== undefined) {
+        // The work was done; only the commit's answer is missing. Nothing written: nothing to lose.
+        const outcome = done.xid === undefined || outcomeOf === undefined ? 'committed' : await outcomeOf(done.xid);
+        if (outcome === 'committed') return done.value;
+        if (outcome === 'unknown') {
+          throw databaseError(`the database failed while ${activity}, and whether the change was saved is unknown; check before retrying`, error);
+        }
+      }
       throw databaseError(`the database failed while ${activity}; nothing was changed`, error);
     }
   }
 
   async function closeQuietly(): Promise<void> {
     if (pool !== undefined) await kysely.destroy().catch(() => undefined);
-    else if (ownedPglite !== undefined) await ownedPglite.close().catch(() => undefined);
+    else if (options.pglite === undefined) await pglite?.close().catch(() => undefined);
   }
 
   return {
@@ -140,11 +202,42 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       }
     },
     poolStats() {
-      if (pool === undefined) return { total: 1, idle: 1, waiting: 0 };
+      if (pool === undefined) return { total: 1, idle: pglite?.available === false ? 0 : 1, waiting: 0 };
       return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
     },
     close: closeQuietly,
   };
+}
+
+/** The transaction's id when it has written anything (only then can its commit change something). */
+async function writingTransactionId(trx: DbTransaction): Promise<string | undefined> {
+  const { rows } = await sql<{ xid: string | null }>`select pg_current_xact_id_if_assigned()::text as xid`.execute(trx);
+  return rows[0]?.xid ?? undefined;
+}
+
+/**
+ * Asks the server, on a fresh connection, whether transaction `xid` committed. A backend that lost its client
+ * while committing either finished the commit or aborted; 'in progress' only lasts until it has. Gives up
+ * (unknown) after OUTCOME_LOOKUP_MS, e.g. while the server is down.
+ */
+async function commitOutcome(pool: pg.Pool, xid: string): Promise<Outcome> {
+  const deadline = Date.now() + OUTCOME_LOOKUP_MS;
+  for (;;) {
+    try {
+      const { rows } = await pool.query<{ status: string | null }>({
+        text: 'select pg_xact_status($1::xid8) as status',
+        values: [xid],
+        query_timeout: OUTCOME_LOOKUP_MS,
+      });
+      const status = rows[0]?.status;
+      if (status === 'committed') return 'committed';
+      if (status === 'aborted') return 'aborted';
+    } catch {
+      // Not reachable yet: try again until the deadline.
+    }
+    if (Date.now() >= deadline) return 'unknown';
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /**

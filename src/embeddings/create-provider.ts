@@ -4,7 +4,11 @@ import type { EmbeddingProvider } from './provider.js';
 
 /** Which provider to build, as the configuration has validated it (src/config). */
 export type EmbeddingSettings =
-  | { readonly provider: 'local' }
+  | {
+      readonly provider: 'local';
+      /** Worker threads running the model. */
+      readonly workers: number;
+    }
   | {
       readonly provider: 'openai';
       /** The API's model name, without the `openai:` prefix. */
@@ -14,6 +18,12 @@ export type EmbeddingSettings =
       /** Any OpenAI-compatible server; undefined = api.openai.com. */
       readonly baseUrl: string | undefined;
       readonly apiKey: string | undefined;
+      /** Longest an embed() call may take, queueing and retries included. */
+      readonly timeoutMs: number;
+      /** Most requests in flight to the server at once. */
+      readonly concurrency: number;
+      /** Most embed() calls waiting for one of those; past it they fail at once. */
+      readonly queueLimit: number;
     };
 
 /**
@@ -21,6 +31,6 @@ export type EmbeddingSettings =
  * or probe the OpenAI-compatible server (and learn an unknown model's dimension).
  */
 export function createEmbeddingProvider(settings: EmbeddingSettings): EmbeddingProvider {
-  if (settings.provider === 'local') return createLocalProvider();
-  return createOpenAIProvider({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, model: settings.model, dimensions: settings.dimensions });
+  if (settings.provider === 'local') return createLocalProvider({ workers: settings.workers });
+  return createOpenAIProvider(settings);
 }

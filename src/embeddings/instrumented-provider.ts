@@ -14,11 +14,11 @@ export function instrumentProvider(provider: EmbeddingProvider, observer: Embedd
     get dimensions() {
       return provider.dimensions;
     },
-    async embed(texts) {
+    async embed(texts, options) {
       const started = performance.now();
       let ok = false;
       try {
-        const vectors = await provider.embed(texts);
+        const vectors = await provider.embed(texts, options);
         ok = true;
         return vectors;
       } finally {

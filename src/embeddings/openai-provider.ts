@@ -2,23 +2,31 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { embeddingError, isServiceError } from '../errors.js';
 import type { ServiceError } from '../errors.js';
 import type { EmbeddingProvider } from './provider.js';
+import { ProviderGuard } from './provider-guard.js';
 import { normaliseVector } from './vector.js';
 
 /** Options as src/config validates them: an http(s) base URL without credentials, a model name, a positive dimension. */
 export interface OpenAIProviderOptions {
   /** Required for the official API; optional when `baseUrl` points at a local server. */
-  apiKey: string | undefined;
+  readonly apiKey: string | undefined;
   /** Any OpenAI-compatible server (Ollama, vLLM, LM Studio, …), e.g. http://localhost:11434/v1. */
-  baseUrl?: string | undefined;
-  model: string;
+  readonly baseUrl?: string | undefined;
+  readonly model: string;
   /** Required knowledge for unknown models; discovered by ready() if not given. */
-  dimensions?: number | undefined;
-  /** Per HTTP attempt (default 15 000 ms). */
-  timeoutMs?: number;
-  /** Retries of connection errors, timeouts, 408/409/429/5xx (default 2). */
-  maxRetries?: number;
+  readonly dimensions?: number | undefined;
+  /** Longest one embed() call may take, waiting for a slot and retries included (default 10 000 ms). */
+  readonly timeoutMs?: number;
+  /** Retries of connection errors and 408/409/429/5xx, within the deadline (default 2). */
+  readonly maxRetries?: number;
+  /** Requests in flight at once (default 8). */
+  readonly concurrency?: number;
+  /** embed() calls waiting for a free slot; past it they fail at once (default 64). */
+  readonly queueLimit?: number;
+  /** Failed calls in a row after which calls fail at once for `coolDownMs` (default 5 and 5 000 ms). */
+  readonly failuresToOpen?: number;
+  readonly coolDownMs?: number;
   /** Texts per HTTP request (default 256). */
-  maxBatchSize?: number;
+  readonly maxBatchSize?: number;
 }
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -31,8 +39,12 @@ export const KNOWN_OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
   'text-embedding-ada-002': 1536,
 };
 
-const DEFAULT_TIMEOUT_MS = 15_000;
+export const DEFAULT_EMBEDDING_TIMEOUT_MS = 10_000;
+export const DEFAULT_EMBEDDING_CONCURRENCY = 8;
+export const DEFAULT_EMBEDDING_QUEUE_LIMIT = 64;
 const DEFAULT_MAX_RETRIES = 2;
+/** First retry's wait when the server names none; doubled for each further retry. */
+const BACKOFF_MS = 200;
 const DEFAULT_MAX_BATCH_SIZE = 256;
 const PROBE_TEXT = 'dimension probe';
 const SOURCE = 'embedding provider';
@@ -70,13 +82,52 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** Seconds (or milliseconds) the server asks us to wait, from `retry-after-ms` or `retry-after`. */
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get('retry-after');
+  if (value === null || value === undefined) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+const RETRIED_STATUSES = new Set([408, 409, 429]);
+const isRetriedStatus = (status: number): boolean => RETRIED_STATUSES.has(status) || status >= 500;
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
 export function createOpenAIProvider(options: OpenAIProviderOptions): EmbeddingProvider {
   const apiModel = options.model;
   const { baseUrl, apiKey } = options;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS;
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxBatchSize = options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
   const where = displayUrl(baseUrl ?? OPENAI_DEFAULT_BASE_URL);
+  const guard = new ProviderGuard({
+    source: `${SOURCE} at ${where}`,
+    concurrency: options.concurrency ?? DEFAULT_EMBEDDING_CONCURRENCY,
+    queueLimit: options.queueLimit ?? DEFAULT_EMBEDDING_QUEUE_LIMIT,
+    ...(options.failuresToOpen === undefined ? {} : { failuresToOpen: options.failuresToOpen }),
+    ...(options.coolDownMs === undefined ? {} : { coolDownMs: options.coolDownMs }),
+  });
+  /** Errors that are the provider's fault (down, hanging, 5xx, 429, garbage), as opposed to a refused request. */
+  const faults = new WeakSet<ServiceError>();
+  const fault = (error: ServiceError): ServiceError => {
+    faults.add(error);
+    return error;
+  };
 
   const nativeDimensions = KNOWN_OPENAI_DIMENSIONS[apiModel];
   let dimensions: number | undefined = options.dimensions ?? nativeDimensions;
@@ -98,57 +149,75 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): EmbeddingP
       apiKey: apiKey ?? 'unused',
       // Explicit, so the SDK does not silently pick up OPENAI_BASE_URL from the environment.
       baseURL: baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+      // Retries and the deadline are ours (below): the SDK would wait out any Retry-After, past our deadline.
+      maxRetries: 0,
       timeout: timeoutMs,
-      maxRetries,
     });
     return client;
   };
 
   const mapError = (error: unknown): ServiceError => {
     if (isServiceError(error)) return error;
-    if (error instanceof APIConnectionTimeoutError) {
-      return embeddingError(`${SOURCE} at ${where} timed out after ${timeoutMs} ms`);
-    }
-    if (error instanceof APIUserAbortError) {
-      return embeddingError(`request to ${SOURCE} at ${where} was aborted`);
+    if (error instanceof APIConnectionTimeoutError || error instanceof APIUserAbortError) {
+      return fault(embeddingError(`${SOURCE} at ${where} did not answer within ${timeoutMs} ms`));
     }
     if (error instanceof APIConnectionError) {
       const code = errorCode(error.cause);
-      return embeddingError(`${SOURCE} at ${where} is unreachable${code ? ` (${code})` : ''}`, error.cause);
+      return fault(embeddingError(`${SOURCE} at ${where} is unreachable${code ? ` (${code})` : ''}`, error.cause));
     }
     if (error instanceof APIError) {
       const status = error.status ?? 0;
       const prefix = `${status} `;
       const raw = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
       // The raw SDK error is not kept as the cause: its text may echo the key back.
-      return embeddingError(`${SOURCE} returned HTTP ${status}: ${redact(raw, apiKey)}`);
+      const mapped = embeddingError(`${SOURCE} returned HTTP ${status}: ${redact(raw, apiKey)}`);
+      return isRetriedStatus(status) ? fault(mapped) : mapped;
     }
     if (error instanceof SyntaxError) {
-      return embeddingError(`${SOURCE} at ${where} returned a malformed response (not JSON)`);
+      return fault(embeddingError(`${SOURCE} at ${where} returned a malformed response (not JSON)`));
     }
     const message = error instanceof Error ? error.message : String(error);
-    return embeddingError(`${SOURCE} request failed: ${redact(message, apiKey)}`);
+    return fault(embeddingError(`${SOURCE} request failed: ${redact(message, apiKey)}`));
   };
 
-  /** One HTTP request; returns the raw vectors in input order, validated but not normalised. */
-  const request = async (input: string[]): Promise<unknown[]> => {
-    let response: unknown;
-    try {
-      response = await getClient().embeddings.create({
-        model: apiModel,
-        input,
-        encoding_format: 'float',
-        ...(requestDimensions !== undefined ? { dimensions: requestDimensions } : {}),
-      });
-    } catch (error) {
-      throw mapError(error);
+  /**
+   * One embeddings request, retried on connection errors and 408/409/429/5xx while the deadline allows: after
+   * the wait the server names (Retry-After), else after a doubling back-off. A wait that would end past the
+   * deadline is not started; a 429 then says when to come back.
+   */
+  const send = async (input: string[], signal: AbortSignal, deadline: number): Promise<unknown> => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await getClient().embeddings.create(
+          { model: apiModel, input, encoding_format: 'float', ...(requestDimensions !== undefined ? { dimensions: requestDimensions } : {}) },
+          { signal, timeout: Math.max(1, deadline - Date.now()) },
+        );
+      } catch (error) {
+        const status = error instanceof APIError ? error.status : undefined;
+        const retryable = (status !== undefined && isRetriedStatus(status)) || (error instanceof APIConnectionError && !(error instanceof APIConnectionTimeoutError));
+        if (!retryable || signal.aborted) throw mapError(error);
+        const asked = error instanceof APIError ? retryAfterMs(error.headers) : undefined;
+        const wait = asked ?? BACKOFF_MS * 2 ** attempt;
+        if (status === 429 && (attempt >= maxRetries || Date.now() + wait >= deadline)) {
+          const seconds = Math.max(1, Math.ceil(wait / 1000));
+          throw fault(embeddingError(`${SOURCE} at ${where} is rate limiting requests (HTTP 429); retry in ${seconds} s`));
+        }
+        if (attempt >= maxRetries || Date.now() + wait >= deadline) throw mapError(error);
+        await sleep(wait, signal);
+        if (signal.aborted) throw mapError(error);
+      }
     }
+  };
+
+  /** One HTTP request (with retries); returns the raw vectors in input order, validated but not normalised. */
+  const request = async (input: string[], signal: AbortSignal, deadline: number): Promise<unknown[]> => {
+    const response = await send(input, signal, deadline);
     const data = (response as { data?: unknown } | null | undefined)?.data;
     if (!Array.isArray(data)) {
-      throw embeddingError(`${SOURCE} at ${where} returned a malformed response (no data array)`);
+      throw fault(embeddingError(`${SOURCE} at ${where} returned a malformed response (no data array)`));
     }
     if (data.length !== input.length) {
-      throw embeddingError(`${SOURCE} returned ${data.length} vectors for ${input.length} input${input.length === 1 ? '' : 's'}`);
+      throw fault(embeddingError(`${SOURCE} returned ${data.length} vectors for ${input.length} input${input.length === 1 ? '' : 's'}`));
     }
     const vectors = new Array<unknown>(input.length);
     data.forEach((item: unknown, position) => {
@@ -156,30 +225,54 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): EmbeddingP
       // Results are ordered by `index`; fall back to position if a server omits it.
       const index = entry?.index === undefined ? position : entry.index;
       if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= input.length || vectors[index] !== undefined) {
-        throw embeddingError(`${SOURCE} returned a malformed response (bad or duplicate index)`);
+        throw fault(embeddingError(`${SOURCE} returned a malformed response (bad or duplicate index)`));
       }
       if (!Array.isArray(entry?.embedding)) {
-        throw embeddingError(`${SOURCE} returned a malformed response (embedding is not an array of numbers)`);
+        throw fault(embeddingError(`${SOURCE} returned a malformed response (embedding is not an array of numbers)`));
       }
       vectors[index] = entry.embedding;
     });
     return vectors;
   };
 
+  /** Runs `work` under the guard with this call's deadline; every failure is an EMBEDDING_ERROR. */
+  const guarded = <T>(work: (signal: AbortSignal, deadline: number) => Promise<T>): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    return guard
+      .run(deadline, (error) => isServiceError(error) && faults.has(error), async (signal) => {
+        try {
+          return await work(signal, deadline);
+        } catch (error) {
+          throw mapError(error);
+        }
+      });
+  };
+
+  const validated = (vector: unknown): number[] => {
+    try {
+      return normaliseVector(vector, dimensions!, SOURCE);
+    } catch (error) {
+      throw isServiceError(error) ? fault(error) : error;
+    }
+  };
+
   const ready = (): Promise<void> => {
     if (closed) return Promise.reject(embeddingError('embedding provider is closed'));
-    if (isReady) return Promise.resolve();
-    readyPromise ??= (async () => {
+    if (isReady) {
+      // Ready once, but not while it is known to be failing (readiness reports that).
+      return guard.available ? Promise.resolve() : Promise.reject(embeddingError(`${SOURCE} at ${where} is failing`));
+    }
+    readyPromise ??= guarded(async (signal, deadline) => {
       // One probe checks key, URL and model, and learns the dimension if it is not known.
-      const [vector] = await request([PROBE_TEXT]);
+      const [vector] = await request([PROBE_TEXT], signal, deadline);
       if (dimensions === undefined) {
         const length = Array.isArray(vector) ? vector.length : 0;
         if (length < 1) throw embeddingError(`${SOURCE} returned an empty embedding for model ${apiModel}`);
         dimensions = length;
       }
-      normaliseVector(vector, dimensions, SOURCE);
+      validated(vector);
       isReady = true;
-    })().catch((error: unknown) => {
+    }).catch((error: unknown) => {
       readyPromise = undefined; // a later call may try again (e.g. the server came up)
       throw mapError(error);
     });
@@ -194,20 +287,18 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): EmbeddingP
     },
 
     async embed(texts: readonly string[]): Promise<number[][]> {
-      if (texts.length === 0) {
-        if (closed) throw embeddingError('embedding provider is closed');
-        return [];
-      }
-      await ready();
-      const dims = dimensions!;
-      const out: number[][] = [];
-      for (let start = 0; start < texts.length; start += maxBatchSize) {
-        // The API rejects empty strings; a single space embeds as "nothing" just as well.
-        const chunk = texts.slice(start, start + maxBatchSize).map((t) => (t === '' ? ' ' : t));
-        const vectors = await request(chunk);
-        for (const v of vectors) out.push(normaliseVector(v, dims, SOURCE));
-      }
-      return out;
+      if (closed) throw embeddingError('embedding provider is closed');
+      if (texts.length === 0) return [];
+      if (dimensions === undefined) await ready();
+      return guarded(async (signal, deadline) => {
+        const out: number[][] = [];
+        for (let start = 0; start < texts.length; start += maxBatchSize) {
+          // The API rejects empty strings; a single space embeds as "nothing" just as well.
+          const chunk = texts.slice(start, start + maxBatchSize).map((t) => (t === '' ? ' ' : t));
+          for (const v of await request(chunk, signal, deadline)) out.push(validated(v));
+        }
+        return out;
+      });
     },
 
     ready,

@@ -7,8 +7,16 @@ export interface EmbeddingProvider {
   readonly model: string;
   readonly dimensions: number;
   /** One vector per input text, in order; each of length `dimensions`, L2-normalised. */
-  embed(texts: readonly string[]): Promise<number[][]>;
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<number[][]>;
   /** Resolves when the provider can serve; rejects with EMBEDDING_ERROR otherwise. */
   ready(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface EmbedOptions {
+  /**
+   * Whose texts these are (the subject), so that a provider with a queue can serve callers fairly; calls without
+   * a key (maintenance) share one.
+   */
+  readonly key?: string;
 }

@@ -63,7 +63,7 @@ export class MemoryService {
   async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
     rejectSecrets({ text: given.text, tags: given.tags, sourceProvider: given.sourceProvider, sessionId: given.sessionId });
     const memory = { ...given, tags: canonicalTags(given.tags) };
-    const vector = await this.#embed(memory.text);
+    const vector = await this.#embed(subject, memory.text);
     const threshold = this.#options.nearDuplicateThreshold;
     return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
@@ -86,7 +86,7 @@ export class MemoryService {
 
   /** The subject's memories that best match `request.query`, best first, within `request.maxChars` characters. */
   async recall(subject: string, request: RecallRequest): Promise<RecallResult> {
-    const vector = await this.#embed(request.query);
+    const vector = await this.#embed(subject, request.query);
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     return this.#options.db.withSubject(subject, 'recalling memories', async (trx) => {
       const query = { text: request.query, vector, filters: request.filters };
@@ -144,7 +144,7 @@ export class MemoryService {
       note: correction.note,
     });
     const tags = correction.tags === undefined ? undefined : canonicalTags(correction.tags);
-    const vector = await this.#embed(correction.text);
+    const vector = await this.#embed(subject, correction.text);
     return this.#options.db.withSubject(subject, 'correcting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
@@ -178,10 +178,10 @@ export class MemoryService {
     });
   }
 
-  /** Embeds one text as a vector tagged with its model. Throws EMBEDDING_ERROR. */
-  async #embed(text: string): Promise<StoredVector> {
+  /** Embeds one of `subject`'s texts (the subject is the provider's fairness key) as a vector tagged with its model. */
+  async #embed(subject: string, text: string): Promise<StoredVector> {
     const { embedder } = this.#options;
-    const [vector] = await embedder.embed([text]);
+    const [vector] = await embedder.embed([text], { key: subject });
     if (vector === undefined) throw embeddingError('the embedding provider returned no vector');
     return storedVector(vector, embedder.model);
   }

@@ -5,7 +5,7 @@ import { openDatabase } from '../../src/db/open-database.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { sharedPGlite } from '../helpers/shared.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
+import { PGliteDialect } from '../../src/db/pglite-dialect.js';
 import pg from 'pg';
 
 const COMMITTED = new URL('../../db/schema.sql', import.meta.url);

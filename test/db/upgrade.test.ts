@@ -1,5 +1,5 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
+import { PGliteDialect } from '../../src/db/pglite-dialect.js';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.js';

@@ -28,12 +28,27 @@ export type FakeOpenAIMode =
   /** Vectors containing strings. */
   | 'nonNumeric'
   /** Correct vectors, but `data` listed in reverse order (with correct `index`). */
-  | 'shuffled';
+  | 'shuffled'
+  /** HTTP 429 with `Retry-After: <retryAfterSeconds>` (setRetryAfter). */
+  | 'http429'
+  /** HTTP 200, a JSON body cut off halfway, then the connection closes. */
+  | 'truncated';
 
 export interface FakeOpenAIServer {
   /** Base URL ending in /v1, for `baseURL`. */
   readonly url: string;
-  setMode(mode: FakeOpenAIMode): void;
+  /** `times`: only the next N requests get `mode`; the ones after get 'ok'. */
+  setMode(mode: FakeOpenAIMode, times?: number): void;
+  /** The Retry-After seconds of 'http429' answers (default 1). */
+  setRetryAfter(seconds: number): void;
+  /** Stops listening and drops every connection (the provider is down); `up()` listens on the same port again. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  /** Requests being answered (or hanging) now, and the most there ever were at once. */
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  /** Starts counting maxInFlight afresh. */
+  resetMaxInFlight(): void;
   /** POST /v1/embeddings requests received so far. */
   readonly requests: number;
   /** Total inputs received over all requests. */
@@ -76,6 +91,10 @@ const sendJson = (res: ServerResponse, status: number, body: unknown, headers: R
 export async function startFakeOpenAIServer(opts: { dimensions?: number } = {}): Promise<FakeOpenAIServer> {
   const dimensions = opts.dimensions ?? 1536;
   let mode: FakeOpenAIMode = 'ok';
+  let modeTimes = Number.POSITIVE_INFINITY;
+  let retryAfter = 1;
+  let inFlight = 0;
+  let maxInFlight = 0;
   let requests = 0;
   let inputs = 0;
   let lastAuthorization: string | undefined;
@@ -109,8 +128,10 @@ export async function startFakeOpenAIServer(opts: { dimensions?: number } = {}):
     }
     inputs += input.length;
     const texts = input as string[];
+    const current = modeTimes > 0 ? mode : 'ok';
+    modeTimes -= 1;
 
-    switch (mode) {
+    switch (current) {
       case 'http500':
         sendJson(res, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error' } }, { 'retry-after-ms': '1' });
         return;
@@ -123,6 +144,15 @@ export async function startFakeOpenAIServer(opts: { dimensions?: number } = {}):
       }
       case 'hang':
         return; // never answer; the socket is destroyed on close()
+      case 'http429':
+        sendJson(res, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': String(retryAfter) });
+        return;
+      case 'truncated': {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '10000' });
+        res.end('{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,');
+        res.socket?.destroy();
+        return;
+      }
       case 'garbage':
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('<html>definitely not json');
@@ -134,19 +164,22 @@ export async function startFakeOpenAIServer(opts: { dimensions?: number } = {}):
         break;
     }
 
-    const dims = mode === 'wrongDims' ? Math.max(1, Math.floor(dimensions / 2)) : dimensions;
+    const dims = current === 'wrongDims' ? Math.max(1, Math.floor(dimensions / 2)) : dimensions;
     let data = texts.map((text, index) => ({
       object: 'embedding' as const,
       index,
-      embedding: mode === 'nonNumeric' ? fakeEmbedding(text, dims).map(String) : fakeEmbedding(text, dims),
+      embedding: current === 'nonNumeric' ? fakeEmbedding(text, dims).map(String) : fakeEmbedding(text, dims),
     }));
-    if (mode === 'wrongCount') data = data.slice(0, -1);
-    if (mode === 'shuffled') data = data.reverse();
+    if (current === 'wrongCount') data = data.slice(0, -1);
+    if (current === 'shuffled') data = data.reverse();
     const tokens = texts.reduce((n, t) => n + t.split(/\s+/).filter(Boolean).length, 0);
     sendJson(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
   };
 
   const server = createServer((req, res) => {
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.on('close', () => (inFlight -= 1));
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: 'server_error' } });
       else res.destroy();
@@ -162,11 +195,35 @@ export async function startFakeOpenAIServer(opts: { dimensions?: number } = {}):
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const stopListening = (): Promise<void> => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+  };
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
-    setMode(m: FakeOpenAIMode) {
+    setMode(m: FakeOpenAIMode, times = Number.POSITIVE_INFINITY) {
       mode = m;
+      modeTimes = times;
+    },
+    setRetryAfter(seconds: number) {
+      retryAfter = seconds;
+    },
+    down: stopListening,
+    up() {
+      return new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => resolve());
+      });
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    resetMaxInFlight() {
+      maxInFlight = inFlight;
     },
     get requests() {
       return requests;
@@ -181,8 +238,7 @@ export async function startFakeOpenAIServer(opts: { dimensions?: number } = {}):
       return lastBody;
     },
     close(): Promise<void> {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+      return server.listening ? stopListening() : Promise.resolve();
     },
   };
 }

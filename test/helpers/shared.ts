@@ -25,7 +25,7 @@ export function sharedLocalEmbedder(): EmbeddingProvider {
       get dimensions() {
         return real.dimensions;
       },
-      embed: (texts) => real.embed(texts),
+      embed: (texts, options) => real.embed(texts, options),
       ready: () => real.ready(),
       close: async () => undefined,
     };
@@ -46,9 +46,9 @@ export function embedderFailingWhen(failure: (texts: readonly string[]) => Error
     get dimensions() {
       return real.dimensions;
     },
-    embed: (texts) => {
+    embed: (texts, options) => {
       const error = failure(texts);
-      return error === undefined ? real.embed(texts) : Promise.reject(error);
+      return error === undefined ? real.embed(texts, options) : Promise.reject(error);
     },
     ready: () => real.ready(),
     close: async () => undefined,

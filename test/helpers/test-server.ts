@@ -30,6 +30,10 @@ export interface TestServerOptions {
   readonly port?: number;
   /** Where the service logs (default: silent). */
   readonly logger?: Logger;
+  /** PostgreSQL engine: another server than TEST_DATABASE_URL (a test's own cluster, or a proxy in front). */
+  readonly databaseUrl?: string;
+  /** PGlite engine: open the configured data folder (`<DataDir>/pglite`) instead of the file's shared in-memory PGlite. */
+  readonly ownPglite?: boolean;
 }
 
 export interface TestServer {
@@ -81,14 +85,14 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       MEMORY_SERVICE_PORT: String(port),
       MEMORY_SERVICE_DATA_DIR: dataDir,
       MEMORY_SERVICE_DATABASE_SCHEMA: schema,
-      ...(options.engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: TEST_DATABASE_URL! } : {}),
+      ...(options.engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: options.databaseUrl ?? TEST_DATABASE_URL! } : {}),
       ...options.env,
     },
   });
   const service = await composeService(config, {
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.embedder === 'from-config' ? {} : { embedder: options.embedder ?? sharedLocalEmbedder() }),
-    ...(options.engine === 'pglite' ? { pglite: await sharedPGlite() } : {}),
+    ...(options.engine === 'pglite' && options.ownPglite !== true ? { pglite: await sharedPGlite() } : {}),
   });
   await service.app.listen({ host: config.host, port: config.port });
 
@@ -140,7 +144,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         await (await sharedPGlite()).exec(`set search_path to "${schema}", public; ${statement}`);
         return;
       }
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      const client = new pg.Client({ connectionString: options.databaseUrl ?? TEST_DATABASE_URL });
       await client.connect();
       try {
         await client.query(`set search_path to "${schema}", public; ${statement}`);
@@ -151,14 +155,14 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     async close(closeOptions = {}) {
       await service.close();
       if (closeOptions.keepData === true) return;
-      if (options.engine === 'postgres') await dropSchema(schema);
+      if (options.engine === 'postgres') await dropSchema(schema, options.databaseUrl ?? TEST_DATABASE_URL!);
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+async function dropSchema(schema: string, url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(`drop schema if exists "${schema}" cascade`);

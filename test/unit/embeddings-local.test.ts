@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors.js';
-import { createMicroBatcher } from '../../src/embeddings/batcher.js';
-import { createLocalProvider } from '../../src/embeddings/local-provider.js';
-import type { LocalEmbeddingProvider, LocalModel } from '../../src/embeddings/local-provider.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalProvider, type LocalEmbeddingProvider, type LocalProviderOptions } from '../../src/embeddings/local-provider.js';
 import { createEmbeddingProvider } from '../../src/embeddings/create-provider.js';
 
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, v, i) => s + v * b[i]!, 0);
@@ -77,7 +78,7 @@ describe('local provider (real model)', () => {
     expect(dot(vectors[2]!, single!)).toBeCloseTo(1, 4);
   });
 
-  it('coalesces concurrent calls into one model call and keeps each caller’s order', async () => {
+  it('coalesces waiting calls into one model call and keeps each caller’s order', async () => {
     const texts = Array.from({ length: 10 }, (_, i) => `The user owns ${i + 1} houseplants in room number ${i}`);
     const singles = await Promise.all(texts.map((t) => provider.embed([t]).then((v) => v[0]!)));
 
@@ -90,6 +91,7 @@ describe('local provider (real model)', () => {
     ]);
     const after = provider.stats();
 
+    // Calls that arrive together share one model call.
     expect(after.batches - before.batches).toBe(1);
     expect(after.texts - before.texts).toBe(10);
     expect(results.map((r) => r.length)).toEqual([3, 1, 2, 4]);
@@ -108,112 +110,111 @@ describe('local provider (real model)', () => {
   });
 });
 
-describe('local provider (stub model)', () => {
-  const stub = (embed: (texts: string[]) => Promise<number[][]>, counters = { loads: 0 }): (() => Promise<LocalModel>) => {
-    return async () => {
-      counters.loads++;
-      await new Promise((r) => setTimeout(r, 10));
-      return { embed };
-    };
-  };
-  const ones = (texts: string[]): Promise<number[][]> => Promise.resolve(texts.map(() => new Array<number>(512).fill(2)));
+const FAKE_MODEL = new URL('../helpers/fake-local-model.ts', import.meta.url).href;
+/** A text the stand-in model takes `ms` to embed, and as long as a text that costs the real model that much. */
+const long = (ms: number, label: string): string => `SLOW ${ms} ${label} ${'word '.repeat(800)}`;
+const fake = (mode: string, extra: Partial<LocalProviderOptions> = {}, query = ''): LocalEmbeddingProvider =>
+  createLocalProvider({ modelModule: `${FAKE_MODEL}?mode=${mode}${query}`, ...extra });
 
-  it('loads the model once for concurrent ready() and embed() callers', async () => {
-    const counters = { loads: 0 };
-    const provider = createLocalProvider({ loadModel: stub(ones, counters) });
-    await Promise.all([provider.ready(), provider.ready(), provider.embed(['a']), provider.embed(['b'])]);
-    await provider.ready();
-    expect(counters.loads).toBe(1);
-    const [v] = await provider.embed(['x']);
-    expect(norm(v!)).toBeCloseTo(1, 10);
-    await provider.close();
+describe('local provider (stand-in model in its worker threads)', () => {
+  const open: LocalEmbeddingProvider[] = [];
+  const make = (...args: Parameters<typeof fake>) => {
+    const provider = fake(...args);
+    open.push(provider);
+    return provider;
+  };
+  afterAll(async () => {
+    await Promise.all(open.map((provider) => provider.close()));
   });
 
   it('rejects every caller in a failed batch with EMBEDDING_ERROR', async () => {
-    const provider = createLocalProvider({ loadModel: stub(() => Promise.reject(new Error('tensor exploded'))) });
+    const provider = make('throws');
     await provider.ready();
     const settled = await Promise.allSettled([provider.embed(['a']), provider.embed(['b', 'c']), provider.embed(['d'])]);
     for (const result of settled) {
-      const error = await expectEmbeddingError(
-        result.status === 'rejected' ? Promise.reject(result.reason as Error) : Promise.resolve(result.value),
-      );
+      const error = await expectEmbeddingError(result.status === 'rejected' ? Promise.reject(result.reason as Error) : Promise.resolve(result.value));
       expect(error.message).toContain('tensor exploded');
     }
-    expect(provider.stats().batches).toBe(1);
   });
 
-  it('rejects vectors of the wrong length or with non-finite values', async () => {
-    const short = createLocalProvider({ loadModel: stub((t) => Promise.resolve(t.map(() => [1, 2, 3]))) });
-    expect((await expectEmbeddingError(short.embed(['a']))).message).toContain('expected 512 dimensions, got 3');
-
-    const nan = createLocalProvider({
-      loadModel: stub((t) => Promise.resolve(t.map(() => new Array<number>(512).fill(Number.NaN)))),
-    });
-    await expectEmbeddingError(nan.embed(['a']));
-
-    const zero = createLocalProvider({ loadModel: stub((t) => Promise.resolve(t.map(() => new Array<number>(512).fill(0)))) });
-    await expectEmbeddingError(zero.embed(['a']));
-
-    const missing = createLocalProvider({ loadModel: stub((t) => Promise.resolve(t.slice(1).map(() => new Array<number>(512).fill(1)))) });
-    await expectEmbeddingError(missing.embed(['a', 'b']));
+  it('rejects vectors of the wrong length, non-finite, zero or missing', async () => {
+    expect((await expectEmbeddingError(make('short').embed(['a']))).message).toContain('expected 512 dimensions, got 3');
+    expect((await expectEmbeddingError(make('nan').embed(['a']))).message).toContain('not a finite number');
+    expect((await expectEmbeddingError(make('zero').embed(['a']))).message).toContain('zero-length');
+    expect((await expectEmbeddingError(make('missing').embed(['a', 'b']))).message).toContain('returned 1 vectors for 2 texts');
   });
 
-  it('reports a failed load as EMBEDDING_ERROR and retries the load later', async () => {
-    let attempts = 0;
-    const provider = createLocalProvider({
-      loadModel: async () => {
-        attempts++;
-        if (attempts === 1) throw new Error('weights missing');
-        return { embed: ones };
-      },
-    });
-    const error = await expectEmbeddingError(provider.ready());
-    expect(error.message).toContain('weights missing');
+  it('reports a failed load as EMBEDDING_ERROR and loads again on the next call', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memory-service-model-'));
+    try {
+      const provider = make('fail-first-load', {}, `&marker=${encodeURIComponent(join(dir, 'loaded'))}`);
+      expect((await expectEmbeddingError(provider.ready())).message).toContain('weights missing');
+      await provider.ready();
+      await expect(provider.embed(['a'])).resolves.toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('replaces a worker that dies: its texts fail with EMBEDDING_ERROR, the others and later calls are served', async () => {
+    const provider = make('ok', { workers: 2 });
     await provider.ready();
-    await expect(provider.embed(['a'])).resolves.toHaveLength(1);
+    const crashed = provider.embed(['CRASH'], { key: 'a' }).then(() => undefined, (error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const other = await provider.embed([long(200, 'fine')], { key: 'b' });
+    expect(other).toHaveLength(1);
+    expect((await expectEmbeddingError(Promise.reject(await crashed))).message).toMatch(/stopped while embedding \(worker exit code 3\)/);
+    await expect(provider.embed(['after the crash'], { key: 'a' })).resolves.toHaveLength(1);
+    expect(provider.stats().restarts).toBe(1);
+  });
+
+  it('keeps one caller on one worker: another caller is served at once while it sends long texts', async () => {
+    const provider = make('ok', { workers: 2 });
+    await provider.ready();
+    const started = Date.now();
+    const heavy = Promise.all(Array.from({ length: 5 }, (_, i) => provider.embed([long(300, `text ${i}`)], { key: 'heavy' })));
+    const latencies: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const at = Date.now();
+      await provider.embed([`short query ${i}`], { key: 'light' });
+      latencies.push(Date.now() - at);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await heavy;
+    // The heavy caller's five texts ran one after another on one worker, never on both.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_450);
+    expect(Math.max(...latencies)).toBeLessThan(150);
+  });
+
+  it('refuses a caller past its queue limit at once, and others still get in', async () => {
+    const provider = make('ok', { workers: 1, maxWaitingPerKey: 2 });
+    await provider.ready();
+    const first = provider.embed([long(300, 'a')], { key: 'k' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const waiting = [provider.embed(['b'], { key: 'k' }), provider.embed(['c'], { key: 'k' })];
+    expect((await expectEmbeddingError(provider.embed(['d'], { key: 'k' }))).message).toMatch(/busy with 2 earlier requests/);
+    await expect(provider.embed(['e'], { key: 'other' })).resolves.toHaveLength(1);
+    await Promise.all([first, ...waiting]);
   });
 
   it('refuses work after close()', async () => {
-    const provider = createLocalProvider({ loadModel: stub(ones) });
+    const provider = fake('ok');
     await provider.ready();
     await provider.close();
     await expectEmbeddingError(provider.embed(['a']));
   });
 });
 
-describe('micro-batcher', () => {
-  it('spreads one large request over several batches and reassembles it in order', async () => {
-    const sizes: number[] = [];
-    const batcher = createMicroBatcher<number, number>({
-      maxBatchSize: 4,
-      run: async (items) => {
-        sizes.push(items.length);
-        return items.map((x) => x * 10);
-      },
-    });
-    const [a, b] = await Promise.all([batcher.submit([1, 2, 3, 4, 5, 6]), batcher.submit([7, 8, 9])]);
-    expect(a).toEqual([10, 20, 30, 40, 50, 60]);
-    expect(b).toEqual([70, 80, 90]);
-    expect(sizes).toEqual([4, 4, 1]);
-  });
-
-  it('rejects a caller whose count does not match and drains cleanly', async () => {
-    const batcher = createMicroBatcher<number, number>({ maxBatchSize: 8, run: async (items) => items.slice(1) });
-    await expect(batcher.submit([1, 2])).rejects.toThrow(/1 results for 2 items/);
-    await batcher.drain();
-    expect(batcher.queued).toBe(0);
-  });
-});
-
 describe('createEmbeddingProvider', () => {
-  it('builds the local provider', () => {
-    const provider = createEmbeddingProvider({ provider: 'local' });
+  it('builds the local provider', async () => {
+    const provider = createEmbeddingProvider({ provider: 'local', workers: 1 });
     expect(provider.model).toBe('local:universal-sentence-encoder-lite');
     expect(provider.dimensions).toBe(512);
+    await provider.close();
   });
 
   it('builds the OpenAI provider with a known model\'s dimension', () => {
-    const provider = createEmbeddingProvider({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test' });
+    const provider = createEmbeddingProvider({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test', timeoutMs: 10_000, concurrency: 8, queueLimit: 64 });
     expect(provider.model).toBe('openai:text-embedding-3-small');
     expect(provider.dimensions).toBe(1536);
   });
