@@ -28,11 +28,23 @@ export interface DatabaseHandle {
    * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
    */
   withAllSubjects<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
+  /**
+   * The built-in authorization server's transactions: its objects (oauth_objects) are visible, and no subject's
+   * rows are. Nothing else sets the setting that admits those objects, so no subject's transaction sees them.
+   */
+  withAuthorizationServer<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
+}
+
+/** What row-level security admits in one transaction (transaction-local settings). */
+interface RowScope {
+  readonly subject: string;
+  readonly allSubjects: 'on' | 'off';
+  readonly authorizationServer: 'on' | 'off';
 }
 
 export interface OpenDatabaseOptions {
@@ -101,15 +113,17 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const switchRole = await prepareRlsRole(kysely, schema);
 
   /**
-   * One transaction under row-level security: `subject`'s rows, or every row when allSubjects is 'on'. A driver
-   * error becomes DATABASE_ERROR naming `activity`; anything else `fn` throws propagates as it is.
+   * One transaction under row-level security: `subject`'s rows, or every subject's when allSubjects is 'on', or
+   * the authorization server's objects when authorizationServer is 'on'. A driver error becomes DATABASE_ERROR
+   * naming `activity`; anything else `fn` throws propagates as it is.
    */
-  async function scoped<T>(subject: string, allSubjects: 'on' | 'off', activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
+  async function scoped<T>(scope: RowScope, activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
     try {
       return await kysely.transaction().execute(async (trx) => {
         await sql`select set_config('search_path', ${searchPath}, true),
-                         set_config('memory_service.subject', ${subject}, true),
-                         set_config('memory_service.all_subjects', ${allSubjects}, true)`.execute(trx);
+                         set_config('memory_service.subject', ${scope.subject}, true),
+                         set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
+                         set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)`.execute(trx);
         if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
         return await fn(trx);
       });
@@ -129,8 +143,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    withSubject: (subject, activity, fn) => scoped(subject, 'off', activity, fn),
-    withAllSubjects: (activity, fn) => scoped('', 'on', activity, fn),
+    withSubject: (subject, activity, fn) => scoped({ subject, allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
+    withAllSubjects: (activity, fn) => scoped({ subject: '', allSubjects: 'on', authorizationServer: 'off' }, activity, fn),
+    withAuthorizationServer: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'on' }, activity, fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);
