@@ -123,8 +123,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         await sql`select set_config('search_path', ${searchPath}, true),
                          set_config('memory_service.subject', ${scope.subject}, true),
                          set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
-                         set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)`.execute(trx);
-        if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
+                         set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)
+                         ${switchRole ? sql`, set_config('role', ${RLS_ROLE}, true)` : sql``}`.execute(trx);
         return await fn(trx);
       });
     } catch (error) {

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { issueAccessToken } from '../../src/auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
-import { composeService, type Service } from '../../src/compose.js';
+import { composeService, type ComposeOptions, type Service } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/load-config.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import type { Logger } from '../../src/logger.js';
@@ -30,6 +30,8 @@ export interface TestServerOptions {
   readonly port?: number;
   /** Where the service logs (default: silent). */
   readonly logger?: Logger;
+  /** The authorization server's bounds and the network edge of its metadata-document fetches. */
+  readonly compose?: Pick<ComposeOptions, 'authorizationServerLimits' | 'clientMetadataConnect'>;
 }
 
 export interface TestServer {
@@ -86,6 +88,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     },
   });
   const service = await composeService(config, {
+    ...options.compose,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.embedder === 'from-config' ? {} : { embedder: options.embedder ?? sharedLocalEmbedder() }),
     ...(options.engine === 'pglite' ? { pglite: await sharedPGlite() } : {}),
