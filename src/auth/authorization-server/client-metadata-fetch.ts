@@ -28,7 +28,8 @@ export interface ClientMetadataFetchOptions {
 }
 
 export const CLIENT_METADATA_MAX_BYTES = 5 * 1024;
-const TIMEOUT_MS = 5_000;
+/** oidc-provider gives every outgoing request 2.5 s (a user is waiting); this is the same limit. */
+const TIMEOUT_MS = 2_500;
 const FAILURE_TTL_MS = 60_000;
 /** Failures remembered at most; the oldest are forgotten first. */
 const MAX_FAILURES = 1_000;
