@@ -35,7 +35,10 @@ export interface TestServerOptions {
 }
 
 export interface TestServer {
+  /** BaseUrl (also where it listens, unless the test set BaseUrl to another server's, as replicas share one). */
   readonly url: string;
+  /** Where this server listens: http://127.0.0.1:<port>. */
+  readonly address: string;
   readonly mcpUrl: string;
   readonly config: Config;
   readonly service: Service;
@@ -105,6 +108,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
 
   return {
     url: config.baseUrl,
+    address: `http://${config.host}:${port}`,
     mcpUrl: config.resourceUrl,
     config,
     service,
