@@ -36,6 +36,23 @@ export async function migrateToLatest(db: Kysely<Database>, schema: string): Pro
 }
 
 /**
+ * Runs `fn` (migrations and the other one-time preparations) while holding a lock per schema, so that several
+ * processes starting together against one database (replicas) prepare it one after the other: concurrent
+ * `create schema/index/role if not exists` collide on PostgreSQL's catalogs. `fn` gets the locked connection.
+ */
+export async function oneProcessAtATime<T>(db: Kysely<Database>, schema: string, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  const key = `memory-service prepares schema ${schema}`;
+  return db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(hashtext(${key}))`.execute(connection);
+    try {
+      return await fn(connection);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${key}))`.execute(connection);
+    }
+  });
+}
+
+/**
  * The HNSW index is per embedding dimension (pgvector indexes need a fixed dimension, and the column holds
  * vectors of whichever model wrote them): a partial expression index for the configured model's dimension.
  * Queries use the same expression, `embedding::vector(N)`, to reach it.

@@ -6,7 +6,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
-import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
 import { PGLITE_PARSERS } from './pglite-timestamps.js';
 import type { Database, DbTransaction } from './schema.js';
 
@@ -100,17 +100,20 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   }
 
+  let switchRole: boolean;
   try {
-    if (options.migrate !== false) {
-      const { error } = await migrateToLatest(kysely, schema);
-      if (error !== undefined) throw error;
-    }
-    await ensureVectorIndex(kysely, options.embeddingDimensions);
+    switchRole = await oneProcessAtATime(kysely, schema, async (db) => {
+      if (options.migrate !== false) {
+        const { error } = await migrateToLatest(db, schema);
+        if (error !== undefined) throw error;
+      }
+      await ensureVectorIndex(db, options.embeddingDimensions);
+      return prepareRlsRole(db, schema);
+    });
   } catch (error) {
     await closeQuietly();
     throw error;
   }
-  const switchRole = await prepareRlsRole(kysely, schema);
 
   /**
    * One transaction under row-level security: `subject`'s rows, or every subject's when allSubjects is 'on', or
@@ -175,6 +178,8 @@ async function prepareRlsRole(db: Kysely<Database>, schema: string): Promise<boo
       if not exists (select from pg_roles where rolname = ${sql.lit(RLS_ROLE)}) then
         create role ${sql.id(RLS_ROLE)} nologin;
       end if;
+    -- The role is per cluster, the start-up lock per schema: services on other schemas may create it meanwhile.
+    exception when duplicate_object or unique_violation then null;
     end $$`.execute(db);
   await sql`grant usage on schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);
   await sql`grant select, insert, update, delete on all tables in schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);
