@@ -45,6 +45,28 @@ create table memory_terms (
   row level security enabled, forced;
   policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
+create table oauth_objects (
+  generation text not null,
+  kind text not null,
+  id text not null,
+  payload jsonb not null,
+  uid text,
+  grant_id text,
+  address text,
+  created_at timestamp with time zone default now() not null,
+  used_at timestamp with time zone,
+  expires_at timestamp with time zone not null
+);
+  constraint oauth_objects_pkey PRIMARY KEY (generation, kind, id);
+  CREATE INDEX oauth_objects_address_idx ON oauth_objects USING btree (generation, kind, address) WHERE (address IS NOT NULL);
+  CREATE INDEX oauth_objects_age_idx ON oauth_objects USING btree (generation, kind, created_at);
+  CREATE INDEX oauth_objects_expiry_idx ON oauth_objects USING btree (expires_at);
+  CREATE INDEX oauth_objects_grant_idx ON oauth_objects USING btree (generation, grant_id) WHERE (grant_id IS NOT NULL);
+  CREATE UNIQUE INDEX oauth_objects_pkey ON oauth_objects USING btree (generation, kind, id);
+  CREATE INDEX oauth_objects_uid_idx ON oauth_objects USING btree (generation, kind, uid) WHERE (uid IS NOT NULL);
+  row level security enabled, forced;
+  policy oauth_objects_authorization_server for all using ((current_setting('memory_service.authorization_server'::text, true) = 'on'::text)) with check ((current_setting('memory_service.authorization_server'::text, true) = 'on'::text));
+
 create table subject_stats (
   subject text not null,
   memories bigint not null

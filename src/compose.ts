@@ -1,6 +1,8 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import type { ClientMetadataFetchOptions } from './auth/authorization-server/client-metadata-fetch.js';
+import type { AuthorizationServerLimits } from './auth/authorization-server/limits.js';
 import type { AuthorizationServerOptions } from './auth/authorization-server/routes.js';
 import { SIGNING_ALG, StateFile } from './auth/authorization-server/state-file.js';
 import { UserStore, usersFilePath } from './auth/authorization-server/user-store.js';
@@ -14,7 +16,7 @@ import { createEmbeddingProvider } from './embeddings/create-provider.js';
 import { instrumentProvider } from './embeddings/instrumented-provider.js';
 import type { EmbeddingProvider } from './embeddings/provider.js';
 import { buildMetricsApp } from './http/metrics.js';
-import { loginRateLimit } from './http/rate-limit.js';
+import { addressRateLimit } from './http/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
@@ -42,6 +44,10 @@ export interface ComposeOptions {
   /** Tests inject these to share one PGlite per file or a stub provider at a network edge. */
   readonly pglite?: PGlite;
   readonly embedder?: EmbeddingProvider;
+  /** The built-in authorization server's bounds, when not the defaults (tests, benchmarks). */
+  readonly authorizationServerLimits?: AuthorizationServerLimits;
+  /** The network edge of client metadata document fetches (tests: a CA to trust, a resolver). */
+  readonly clientMetadataConnect?: ClientMetadataFetchOptions['connect'];
 }
 
 /** The composition root: configuration in, a wired application out. */
@@ -72,7 +78,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     logger,
     metrics,
     health: { database: () => db.ready(), embeddings: () => embedder.ready() },
-    authorizationServer: builtInAuthorizationServer(config, stateFile, logger),
+    authorizationServer: builtInAuthorizationServer(config, { stateFile, db, logger, options }),
   });
   const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
 
@@ -90,7 +96,11 @@ export async function composeService(config: Config, options: ComposeOptions = {
   };
 }
 
-function builtInAuthorizationServer(config: Config, stateFile: StateFile | undefined, logger: Logger): AuthorizationServerOptions | undefined {
+function builtInAuthorizationServer(
+  config: Config,
+  parts: { stateFile: StateFile | undefined; db: DatabaseHandle; logger: Logger; options: ComposeOptions },
+): AuthorizationServerOptions | undefined {
+  const { stateFile, db, logger, options } = parts;
   if (!config.oauth.builtIn || stateFile === undefined) return undefined;
   return {
     issuer: config.baseUrl,
@@ -98,8 +108,11 @@ function builtInAuthorizationServer(config: Config, stateFile: StateFile | undef
     audience: config.oauth.audience,
     stateFile,
     users: new UserStore(usersFilePath(config.dataDir)),
+    db,
     logger,
-    perAddressLimit: (app) => loginRateLimit(app),
+    limits: options.authorizationServerLimits,
+    clientMetadata: { allowedHosts: config.oauth.clientMetadataAllowedHosts, connect: options.clientMetadataConnect },
+    perAddressLimit: addressRateLimit,
   };
 }
 

@@ -38,6 +38,8 @@ export interface Config {
     readonly asIniFile: string;
     readonly audience: string;
     readonly subjectClaim: string;
+    /** Hosts whose client metadata documents may be fetched though they resolve to non-public addresses. */
+    readonly clientMetadataAllowedHosts: readonly string[];
   };
   readonly http: {
     readonly allowedOrigins: readonly string[];
@@ -127,6 +129,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
   parse('OAuthAsIniFile', values.DataDir === undefined ? undefined : join(values.DataDir, 'oauth-as.ini'));
   parse('OAuthAudience', '');
   parse('OAuthSubjectClaim', 'sub');
+  parse('OAuthClientMetadataAllowedHosts', '');
   parse('AllowedOrigins', '');
   parse('MaxBodyBytes', String(1024 * 1024));
   parse('LogLevel', 'info');
@@ -181,6 +184,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       asIniFile: v.OAuthAsIniFile,
       audience: v.OAuthAudience ?? `${v.BaseUrl}/mcp`,
       subjectClaim: v.OAuthSubjectClaim,
+      clientMetadataAllowedHosts: v.OAuthClientMetadataAllowedHosts,
     },
     http: {
       allowedOrigins: v.AllowedOrigins,

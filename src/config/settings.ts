@@ -45,6 +45,12 @@ function isAddressOrCidr(value: string): boolean {
   return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
 }
 
+/** A DNS name or an IP address, as a URL's host would carry it (no scheme, port or path). */
+function isHostName(value: string): boolean {
+  if (isIP(value.replace(/^\[|\]$/g, '')) !== 0) return true;
+  return value.length <= 253 && /^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/i.test(value);
+}
+
 const list = z
   .string()
   .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item !== ''));
@@ -85,6 +91,10 @@ export const settings = {
   OAuthAuthorizationServer: { env: 'MEMORY_SERVICE_OAUTH_AUTHORIZATION_SERVER', schema: optionalUrl },
   OAuthAsIniFile: { env: 'MEMORY_SERVICE_OAUTH_AS_INI_FILE', schema: absolutePath },
   OAuthAudience: { env: 'MEMORY_SERVICE_OAUTH_AUDIENCE', schema: optionalString },
+  OAuthClientMetadataAllowedHosts: {
+    env: 'MEMORY_SERVICE_OAUTH_CLIENT_METADATA_ALLOWED_HOSTS',
+    schema: list.pipe(z.array(z.string().toLowerCase().refine(isHostName, 'must list host names or IP addresses (no scheme, port or path)'))),
+  },
   OAuthSubjectClaim: { env: 'MEMORY_SERVICE_OAUTH_SUBJECT_CLAIM', schema: z.string().trim().min(1, 'must not be empty') },
   AllowedOrigins: { env: 'MEMORY_SERVICE_ALLOWED_ORIGINS', schema: list },
   MaxBodyBytes: { env: 'MEMORY_SERVICE_MAX_BODY_BYTES', schema: integer(1024, 64 * 1024 * 1024) },

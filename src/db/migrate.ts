@@ -6,6 +6,7 @@ import * as memoryTerms from './migrations/0004_memory_terms.js';
 import * as subjectStats from './migrations/0005_subject_stats.js';
 import { createVectorIndexStatement, isIndexable } from './pgvector.js';
 import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
+import * as oauthObjects from './migrations/0007_oauth_objects.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0004_memory_terms': memoryTerms,
   '0005_subject_stats': subjectStats,
   '0006_all_subjects_setting': allSubjectsSetting,
+  '0007_oauth_objects': oauthObjects,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;
@@ -31,6 +33,23 @@ export function createMigrator(db: Kysely<Database>, schema: string): Migrator {
 export async function migrateToLatest(db: Kysely<Database>, schema: string): Promise<MigrationResultSet> {
   await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   return createMigrator(db, schema).migrateToLatest();
+}
+
+/**
+ * Runs `fn` (migrations and the other one-time preparations) while holding a lock per schema, so that several
+ * processes starting together against one database (replicas) prepare it one after the other: concurrent
+ * `create schema/index/role if not exists` collide on PostgreSQL's catalogs. `fn` gets the locked connection.
+ */
+export async function oneProcessAtATime<T>(db: Kysely<Database>, schema: string, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  const key = `memory-service prepares schema ${schema}`;
+  return db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(hashtext(${key}))`.execute(connection);
+    try {
+      return await fn(connection);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${key}))`.execute(connection);
+    }
+  });
 }
 
 /**

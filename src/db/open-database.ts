@@ -5,7 +5,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
-import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
 import { guardedPool } from './guarded-pool.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteEngine } from './pglite-engine.js';
@@ -36,11 +36,23 @@ export interface DatabaseHandle {
    * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
    */
   withAllSubjects<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
+  /**
+   * The built-in authorization server's transactions: its objects (oauth_objects) are visible, and no subject's
+   * rows are. Nothing else sets the setting that admits those objects, so no subject's transaction sees them.
+   */
+  withAuthorizationServer<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
+}
+
+/** What row-level security admits in one transaction (transaction-local settings). */
+interface RowScope {
+  readonly subject: string;
+  readonly allSubjects: 'on' | 'off';
+  readonly authorizationServer: 'on' | 'off';
 }
 
 export interface OpenDatabaseOptions {
@@ -131,37 +143,42 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     maintenance = kysely;
   }
 
+  let switchRole: boolean;
   try {
-    if (options.migrate !== false) {
-      const { error } = await migrateToLatest(maintenance, schema);
-      if (error !== undefined) throw error;
-    }
-    await ensureVectorIndex(maintenance, options.embeddingDimensions);
+    switchRole = await oneProcessAtATime(maintenance, schema, async (db) => {
+      if (options.migrate !== false) {
+        const { error } = await migrateToLatest(db, schema);
+        if (error !== undefined) throw error;
+      }
+      await ensureVectorIndex(db, options.embeddingDimensions);
+      return prepareRlsRole(db, schema);
+    });
   } catch (error) {
     await closeQuietly();
     throw error;
   }
-  const switchRole = await prepareRlsRole(kysely, schema);
   const timeoutSetting = engine === 'postgres' && statementTimeoutMs > 0 ? `${statementTimeoutMs}ms` : undefined;
 
   /**
-   * One transaction under row-level security: `subject`'s rows, or every row when allSubjects is 'on'. A driver
-   * error becomes DATABASE_ERROR naming `activity`; anything else `fn` throws propagates as it is.
+   * One transaction under row-level security: `subject`'s rows, or every subject's when allSubjects is 'on', or
+   * the authorization server's objects when authorizationServer is 'on'. A driver error becomes DATABASE_ERROR
+   * naming `activity`; anything else `fn` throws propagates as it is.
    *
    * A commit whose answer is lost (the connection broke while COMMIT ran) may have happened or not. On
    * PostgreSQL the transaction's id is read before committing, and its fate is then looked up on another
    * connection: committed means the work is done and its result is returned; aborted means nothing changed.
    */
-  async function scoped<T>(subject: string, allSubjects: 'on' | 'off', activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
+  async function scoped<T>(scope: RowScope, activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
     // Set once `fn` has finished: from then on a failure is the commit's.
     const work: { done?: { value: T; xid: string | undefined } } = {};
     try {
       return await kysely.transaction().execute(async (trx) => {
         await sql`select set_config('search_path', ${searchPath}, true),
-                         set_config('memory_service.subject', ${subject}, true),
-                         set_config('memory_service.all_subjects', ${allSubjects}, true)`.execute(trx);
-        if (timeoutSetting !== undefined) await sql`select set_config('statement_timeout', ${timeoutSetting}, true)`.execute(trx);
-        if (switchRole) await sql`select set_config('role', ${RLS_ROLE}, true)`.execute(trx);
+                         set_config('memory_service.subject', ${scope.subject}, true),
+                         set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
+                         set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)
+                         ${timeoutSetting === undefined ? sql`` : sql`, set_config('statement_timeout', ${timeoutSetting}, true)`}
+                         ${switchRole ? sql`, set_config('role', ${RLS_ROLE}, true)` : sql``}`.execute(trx);
         const value = await fn(trx);
         work.done = { value, xid: outcomeOf === undefined ? undefined : await writingTransactionId(trx) };
         return value;
@@ -191,8 +208,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    withSubject: (subject, activity, fn) => scoped(subject, 'off', activity, fn),
-    withAllSubjects: (activity, fn) => scoped('', 'on', activity, fn),
+    withSubject: (subject, activity, fn) => scoped({ subject, allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
+    withAllSubjects: (activity, fn) => scoped({ subject: '', allSubjects: 'on', authorizationServer: 'off' }, activity, fn),
+    withAuthorizationServer: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'on' }, activity, fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);
@@ -253,6 +271,8 @@ async function prepareRlsRole(db: Kysely<Database>, schema: string): Promise<boo
       if not exists (select from pg_roles where rolname = ${sql.lit(RLS_ROLE)}) then
         create role ${sql.id(RLS_ROLE)} nologin;
       end if;
+    -- The role is per cluster, the start-up lock per schema: services on other schemas may create it meanwhile.
+    exception when duplicate_object or unique_violation then null;
     end $$`.execute(db);
   await sql`grant usage on schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);
   await sql`grant select, insert, update, delete on all tables in schema ${sql.id(schema)} to ${sql.id(RLS_ROLE)}`.execute(db);

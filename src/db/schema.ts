@@ -58,11 +58,33 @@ export interface SubjectStatsTable {
   memories: ColumnType<string | number, never, never>;
 }
 
+/**
+ * The built-in authorization server's objects (migration 0007), one generation of the state file each. Visible
+ * only in the authorization server's transactions (withAuthorizationServer), never in a subject's.
+ */
+export interface OAuthObjectsTable {
+  generation: string;
+  /** oidc-provider's model name: Client, Grant, RefreshToken, AuthorizationCode, Session, Interaction, … */
+  kind: string;
+  /** SHA-256 of oidc-provider's id (base64url): a stored row never holds a usable code or refresh token. */
+  id: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  uid: string | null;
+  grant_id: string | null;
+  /** The client address that started an interaction (per-address caps). */
+  address: string | null;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  /** Clients: when one last obtained a token; null while it never has. */
+  used_at: Timestamp | null;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   memories: MemoriesTable;
   tombstones: TombstonesTable;
   memory_terms: MemoryTermsTable;
   subject_stats: SubjectStatsTable;
+  oauth_objects: OAuthObjectsTable;
 }
 
 /** The one transaction type: every storage function runs inside a subject-scoped transaction of this shape. */

@@ -9,9 +9,6 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 const WINDOW_MS = 60_000;
 const KEYS = 10_000;
 
-/** Login endpoints have no subject yet: they are limited per client address (X-Forwarded-For only from TrustProxy). */
-export const LOGIN_RATE_LIMIT_PER_MINUTE = 30;
-
 /**
  * Registers the limiter on the root instance (not as an encapsulated plugin, so every route can use it),
  * without limiting any route by itself.
@@ -47,9 +44,10 @@ export function subjectRateLimit(app: FastifyInstance, perMinute: number): onReq
 }
 
 /**
- * For the OAuth login endpoints: per client address. Each call makes its own counters, so make one
- * and attach it to every login route (`onRequest: limit`) to share one budget across them.
+ * For the authorization server's endpoints, which have no subject yet: per client address (X-Forwarded-For only
+ * from TrustProxy). Each call makes its own counters, named `bucket`: attach one hook to every route that shares
+ * the budget.
  */
-export function loginRateLimit(app: FastifyInstance, perMinute = LOGIN_RATE_LIMIT_PER_MINUTE): onRequestAsyncHookHandler {
-  return rateLimitHook(app, perMinute, (request) => `login:${request.ip}`);
+export function addressRateLimit(app: FastifyInstance, perMinute: number, bucket: string): onRequestAsyncHookHandler {
+  return rateLimitHook(app, perMinute, (request) => `${bucket}:${request.ip}`);
 }

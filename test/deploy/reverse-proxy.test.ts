@@ -1,4 +1,3 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { UserStore, usersFilePath } from '../../src/auth/authorization-server/us
 import { createLogger } from '../../src/logger.js';
 import { authorizeInFreshBrowser, browserSkipReason, startCallbackServer, type CallbackServer } from '../helpers/browser.js';
 import { engines } from '../helpers/engines.js';
-import { makeTestTls, nginxSkipReason, siteConfigFromReadme, startNginx, type Nginx, type TestTls } from '../helpers/nginx.js';
+import { chromiumArgsFor, makeTestTls, nginxSkipReason, PUBLIC_NAME, publicNameToLoopback, startReadmeProxy, type Nginx, type TestTls } from '../helpers/nginx.js';
 import { freePort, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { MemoryOAuthProvider } from '../oauth/memory-oauth-provider.js';
 import { authorizationUrl, pkce, registerClient } from '../oauth/oauth-client.js';
@@ -20,27 +19,11 @@ import { authorizationUrl, pkce, registerClient } from '../oauth/oauth-client.js
 const skip = nginxSkipReason() ?? browserSkipReason();
 if (skip !== undefined) console.warn(skip);
 
-/** The public name: `.test` is reserved (RFC 6761), so it can only mean this machine here. */
-const PUBLIC_NAME = 'memory.test';
 const ALICE = { username: 'alice', password: 'correct horse battery staple' };
 /** Server mode, as in production: PostgreSQL when the suite has one. */
 const engine = engines.at(-1)!;
 
 type Fetch = typeof fetch;
-
-/** Resolves the public name to loopback, as a DNS record would point it at the proxy. */
-function publicNameToLoopback(
-  hostname: string,
-  options: { all?: boolean },
-  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
-): void {
-  if (hostname !== PUBLIC_NAME) {
-    dnsLookup(hostname, { all: options.all === true }, callback as never);
-    return;
-  }
-  if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
-  else callback(null, '127.0.0.1', 4);
-}
 
 /**
  * The service behind Debian's nginx, configured with the README's server block, TLS from a CA made for the
@@ -63,8 +46,6 @@ describe.skipIf(skip !== undefined)(`behind nginx with TLS, the README's configu
     agents.push(agent);
     return ((input: string | URL | Request, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher: agent })) as unknown as Fetch;
   };
-  /** Chromium resolving the public name to loopback and trusting the test certificate (by its key), no other. */
-  const chromiumArgs = () => [`--host-resolver-rules=MAP ${PUBLIC_NAME} 127.0.0.1`, `--ignore-certificate-errors-spki-list=${tls.spkiSha256}`];
 
   /** The service's log lines for one request id (pino JSON, as on stdout). */
   const logFor = (requestId: string) => serviceLog.filter((line) => line.reqId === requestId);
@@ -91,17 +72,7 @@ describe.skipIf(skip !== undefined)(`behind nginx with TLS, the README's configu
       logger: createLogger('info', { write: (line: string) => serviceLog.push(JSON.parse(line) as Record<string, unknown>) }),
     });
     aliceId = (await new UserStore(usersFilePath(server.config.dataDir)).add(ALICE.username, ALICE.password)).id;
-    nginx = await startNginx({
-      port: publicPort,
-      site: (port) =>
-        siteConfigFromReadme({
-          serverName: PUBLIC_NAME,
-          listen: `127.0.0.1:${port}`,
-          certificate: tls.fullchainFile,
-          key: tls.keyFile,
-          upstreams: [`127.0.0.1:${servicePort}`],
-        }),
-    });
+    nginx = await startReadmeProxy(tls, publicPort, [servicePort]);
     callbacks = await startCallbackServer();
   });
 
@@ -154,7 +125,7 @@ describe.skipIf(skip !== undefined)(`behind nginx with TLS, the README's configu
     expect(sentTo.origin + sentTo.pathname).toBe(`${baseUrl}/authorize`);
     expect(sentTo.searchParams.get('resource')).toBe(`${baseUrl}/mcp`);
 
-    const callback = await authorizeInFreshBrowser(callbacks, sentTo, ALICE, 'allow', chromiumArgs());
+    const callback = await authorizeInFreshBrowser(callbacks, sentTo, ALICE, 'allow', chromiumArgsFor(tls));
     expect(callback.searchParams.get('iss')).toBe(baseUrl);
     await transport.finishAuth(callback.searchParams.get('code')!);
     await transport.close();

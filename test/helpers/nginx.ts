@@ -1,4 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { createHash, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -62,6 +63,28 @@ export async function makeTestTls(dir: string, hostnames: readonly string[]): Pr
   writeFileSync(fullchainFile, serverPem + caPem);
   const spki = new X509Certificate(serverPem).publicKey.export({ type: 'spki', format: 'der' });
   return { caPem, fullchainFile, keyFile: join(dir, 'server.key'), spkiSha256: createHash('sha256').update(spki).digest('base64') };
+}
+
+/** The public name the proxy tests use: `.test` is reserved (RFC 6761), so it can only mean this machine here. */
+export const PUBLIC_NAME = 'memory.test';
+
+/** A `lookup` for undici's connect options: the public name resolves to loopback, as DNS would point it at the proxy. */
+export function publicNameToLoopback(
+  hostname: string,
+  options: { all?: boolean },
+  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+): void {
+  if (hostname !== PUBLIC_NAME) {
+    dnsLookup(hostname, { all: options.all === true }, callback as never);
+    return;
+  }
+  if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  else callback(null, '127.0.0.1', 4);
+}
+
+/** Chromium switches: the public name resolves to loopback, and the test certificate (by its key) is trusted, no other. */
+export function chromiumArgsFor(tls: TestTls): string[] {
+  return [`--host-resolver-rules=MAP ${PUBLIC_NAME} 127.0.0.1`, `--ignore-certificate-errors-spki-list=${tls.spkiSha256}`];
 }
 
 /** The ```nginx block of the README's "Behind a reverse proxy" section, as written there. */
@@ -186,6 +209,21 @@ ${options.site(port)}
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { port, dir, accessLog: () => read('access.log'), errorLog: () => read('error.log'), stop };
+}
+
+/** nginx on `port` for PUBLIC_NAME with the test certificate, configured by the README's block, in front of `upstreamPorts`. */
+export function startReadmeProxy(tls: TestTls, port: number, upstreamPorts: readonly number[]): Promise<Nginx> {
+  return startNginx({
+    port,
+    site: (listenPort) =>
+      siteConfigFromReadme({
+        serverName: PUBLIC_NAME,
+        listen: `127.0.0.1:${listenPort}`,
+        certificate: tls.fullchainFile,
+        key: tls.keyFile,
+        upstreams: upstreamPorts.map((upstream) => `127.0.0.1:${upstream}`),
+      }),
+  });
 }
 
 function accepts(port: number): Promise<boolean> {

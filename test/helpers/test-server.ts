@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { issueAccessToken } from '../../src/auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE } from '../../src/auth/scopes.js';
-import { composeService, type Service } from '../../src/compose.js';
+import { composeService, type ComposeOptions, type Service } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/load-config.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import type { Logger } from '../../src/logger.js';
@@ -34,10 +34,15 @@ export interface TestServerOptions {
   readonly databaseUrl?: string;
   /** PGlite engine: open the configured data folder (`<DataDir>/pglite`) instead of the file's shared in-memory PGlite. */
   readonly ownPglite?: boolean;
+  /** The authorization server's bounds and the network edge of its metadata-document fetches. */
+  readonly compose?: Pick<ComposeOptions, 'authorizationServerLimits' | 'clientMetadataConnect'>;
 }
 
 export interface TestServer {
+  /** BaseUrl (also where it listens, unless the test set BaseUrl to another server's, as replicas share one). */
   readonly url: string;
+  /** Where this server listens: http://127.0.0.1:<port>. */
+  readonly address: string;
   readonly mcpUrl: string;
   readonly config: Config;
   readonly service: Service;
@@ -90,6 +95,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     },
   });
   const service = await composeService(config, {
+    ...options.compose,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.embedder === 'from-config' ? {} : { embedder: options.embedder ?? sharedLocalEmbedder() }),
     ...(options.engine === 'pglite' && options.ownPglite !== true ? { pglite: await sharedPGlite() } : {}),
@@ -106,6 +112,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
 
   return {
     url: config.baseUrl,
+    address: `http://${config.host}:${port}`,
     mcpUrl: config.resourceUrl,
     config,
     service,

@@ -9,6 +9,8 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 export class MemoryOAuthProvider implements OAuthClientProvider {
   readonly redirectUrl: string;
   readonly clientMetadata: OAuthClientMetadata;
+  /** When set (and the server supports it), the client is identified by this metadata document's URL. */
+  readonly clientMetadataUrl?: string;
   authorizationUrl: URL | undefined;
   lastState: string | undefined;
   readonly invalidations: string[] = [];
@@ -16,8 +18,9 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   #tokens: OAuthTokens | undefined;
   #verifier: string | undefined;
 
-  constructor(redirectUrl: string, name = 'memory-service test client') {
+  constructor(redirectUrl: string, name = 'memory-service test client', clientMetadataUrl?: string) {
     this.redirectUrl = redirectUrl;
+    if (clientMetadataUrl !== undefined) this.clientMetadataUrl = clientMetadataUrl;
     this.clientMetadata = {
       client_name: name,
       redirect_uris: [redirectUrl],

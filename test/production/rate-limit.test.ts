@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loginRateLimit, registerRateLimit } from '../../src/http/rate-limit.js';
+import { addressRateLimit, registerRateLimit } from '../../src/http/rate-limit.js';
 import { engines } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -79,12 +79,12 @@ describe('rate limit setting', () => {
   });
 });
 
-describe('login rate limit (for the OAuth login endpoints)', () => {
+describe('per-address rate limit (for the authorization server)', () => {
   it('limits per client address, believing X-Forwarded-For only from a trusted proxy', async () => {
     for (const trusted of [true, false]) {
       const app = Fastify({ trustProxy: trusted ? ['127.0.0.1'] : false });
       await registerRateLimit(app);
-      const limit = loginRateLimit(app, 2);
+      const limit = addressRateLimit(app, 2, 'login');
       app.post('/authorize', { onRequest: limit }, async () => ({ ok: true }));
       app.post('/token', { onRequest: limit }, async () => ({ ok: true }));
       const from = (address: string) => ({ method: 'POST' as const, remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': address } });

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       asIniFile: '/home/ada/.local/share/memory-service/oauth-as.ini',
       audience: 'http://127.0.0.1:8787/mcp',
       subjectClaim: 'sub',
+      clientMetadataAllowedHosts: [],
     });
     expect(Object.isFrozen(config.oauth)).toBe(true);
   });
@@ -133,8 +134,14 @@ describe('loadConfig', () => {
     ['an OpenAI model prefix without a model', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_EMBEDDING_MODEL: 'openai:' }, /EmbeddingModel: names no model/],
     ['an OpenAI base URL that is not http(s)', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'ftp://models.local/v1' }, /OpenAIBaseUrl: must be an http\(s\) URL/],
     ['an OpenAI base URL with credentials', { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: 'https://user:pw@models.example.com/v1' }, /OpenAIBaseUrl: must not contain a user name or password/],
+    ['a client metadata host given as a URL', { MEMORY_SERVICE_OAUTH_CLIENT_METADATA_ALLOWED_HOSTS: 'clients.internal, https://other.internal/x' }, /OAuthClientMetadataAllowedHosts: must list host names or IP addresses/],
   ])('refuses %s', (_name, env, problem) => {
     expect(() => loadConfig({ cwd: dir(), env })).toThrow(problem);
+  });
+
+  it('reads the hosts allowed to serve client metadata documents from private addresses', () => {
+    const config = loadConfig({ cwd: dir(), env: { MEMORY_SERVICE_OAUTH_CLIENT_METADATA_ALLOWED_HOSTS: 'Clients.Internal, 10.0.0.7,[fd00::7]' } });
+    expect(config.oauth.clientMetadataAllowedHosts).toEqual(['clients.internal', '10.0.0.7', '[fd00::7]']);
   });
 
   it('documents every setting in application.ini.example', () => {

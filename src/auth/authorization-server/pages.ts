@@ -51,6 +51,13 @@ export interface ClientView {
   readonly name: string;
   /** Where the browser goes afterwards: shown so a user can spot a look-alike client. */
   readonly redirectHost: string;
+  /** For a client identified by its metadata document's URL: the host that published it. */
+  readonly publishedBy?: string;
+}
+
+function clientLines(client: ClientView): string {
+  const published = client.publishedBy === undefined ? '' : `<p class="muted">Its description is published by ${escapeHtml(client.publishedBy)}</p>\n`;
+  return `${published}<p class="muted">It will return to ${escapeHtml(client.redirectHost)}</p>`;
 }
 
 export function loginPage(options: {
@@ -64,7 +71,7 @@ export function loginPage(options: {
     'Sign in · memory-service',
     `<h1>Sign in to memory-service</h1>
 <p><strong>${escapeHtml(options.client.name)}</strong> wants to use your memory.</p>
-<p class="muted">It will return to ${escapeHtml(options.client.redirectHost)}</p>
+${clientLines(options.client)}
 ${options.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(options.error)}</p>`}
 <form method="post" action="${escapeHtml(options.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
@@ -97,7 +104,7 @@ export function consentPage(options: {
 <ul>
 ${items}
 </ul>
-<p class="muted">It will return to ${escapeHtml(options.client.redirectHost)}</p>
+${clientLines(options.client)}
 <form method="post" action="${escapeHtml(options.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
 <button type="submit" name="decision" value="allow">Allow</button>

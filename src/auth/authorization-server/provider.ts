@@ -1,10 +1,12 @@
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../logger.js';
 import { SCOPES } from '../scopes.js';
-import { SIGNING_ALG, type AuthorizationServerState, type StateFile } from './state-file.js';
+import { CLIENT_POLICY_HOOK, validateClientMetadata } from './client-metadata.js';
 import { INTERACTION_PATH, ROUTES } from './endpoints.js';
+import type { AuthorizationServerLimits } from './limits.js';
+import type { OAuthStore } from './oauth-store.js';
 import { messagePage, PAGE_HEADERS } from './pages.js';
-import { adapterFactory } from './state-adapter.js';
+import { derivedKey, SIGNING_ALG, type AuthorizationServerState, type StateFile } from './state-file.js';
 import type { UserStore } from './user-store.js';
 
 export interface AuthorizationServerSettings {
@@ -14,8 +16,16 @@ export interface AuthorizationServerSettings {
   readonly resource: string;
   /** The `aud` of issued access tokens (OAuthAudience). */
   readonly audience: string;
-  /** Signs the session and interaction cookies; sessions live in memory, so per process is enough. */
-  readonly cookieKeys: readonly string[];
+  readonly limits: AuthorizationServerLimits;
+  /** Where clients, grants, tokens, sessions and interactions are kept (the database). */
+  readonly store: OAuthStore;
+  /** Fetches Client ID Metadata Documents (see client-metadata-fetch.ts). */
+  readonly clientMetadataFetch: typeof fetch;
+  /**
+   * Clients known without registering (first-party: e.g. the service's own web page), in RFC 7591 metadata; they
+   * go through the same redirect-URI and size rules as registered ones.
+   */
+  readonly staticClients: readonly ClientMetadata[];
 }
 
 const ACCESS_TOKEN_TTL = 60 * 60;
@@ -23,38 +33,17 @@ const ACCESS_TOKEN_TTL = 60 * 60;
 const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60;
 /** The absolute limit of one login: the grant every refresh token of a family hangs on. */
 const GRANT_TTL = 365 * 24 * 60 * 60;
-const SESSION_TTL = 14 * 24 * 60 * 60;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-/**
- * A custom metadata name nobody sends: oidc-provider runs the `extraClientMetadata` validator once per listed
- * property on every registration, which is where the redirect-URI policy below hooks in.
- */
-const REDIRECT_POLICY_HOOK = 'memory_service_redirect_policy';
-
-/**
- * Redirect URIs must be https, or http on a loopback address (desktop clients, the Inspector).
- * Hosted connectors (claude.ai, chatgpt.com) register https callbacks.
- */
-export function redirectUriAllowed(uri: string): boolean {
-  const parsed = URL.parse(uri);
-  if (parsed === null || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') return false;
-  if (parsed.protocol === 'https:') return true;
-  return parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname);
-}
+/** A metadata document is fetched again after its Cache-Control/Expires lifetime, kept within these bounds. */
+const CLIENT_METADATA_CACHE_SECONDS = { min: 60, max: 24 * 60 * 60 };
 
 /**
  * oidc-provider for one state-file generation: its signing key is the state file's key, so access tokens are
  * the same RFC 9068 JWTs that `token issue` makes and the resource server verifies.
  */
-export function createProvider(
-  settings: AuthorizationServerSettings,
-  state: AuthorizationServerState,
-  stateFile: StateFile,
-  users: UserStore,
-  logger: Logger,
-): Provider {
+export function createProvider(settings: AuthorizationServerSettings, state: AuthorizationServerState, users: UserStore, logger: Logger): Provider {
   const configuration: Configuration = {
-    adapter: adapterFactory(stateFile, state.generation),
+    adapter: settings.store.adapterFactory(state.generation),
+    clients: settings.staticClients.map((client) => ({ ...client })),
     jwks: { keys: [{ ...state.signingKey.privateJwk, kid: state.signingKey.kid, alg: SIGNING_ALG, use: 'sig' }] },
     routes: ROUTES,
     responseTypes: ['code'],
@@ -80,6 +69,8 @@ export function createProvider(
       // Bearer tokens only: the resource server does not check DPoP proofs.
       dPoP: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
+      // A client_id that is an https URL names its own metadata document (MCP's preferred way to identify a client).
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: CLIENT_METADATA_CACHE_SECONDS },
       resourceIndicators: {
         enabled: true,
         // Connectors that send no `resource` get ours; the one they were granted is reused at the token endpoint.
@@ -102,30 +93,22 @@ export function createProvider(
     // Refresh tokens without `offline_access`: connectors rarely ask for it and must not log in every hour.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
-    // Sessions live in memory; tokens must outlive them (and a restart).
+    // A sign-in session is short; the tokens it led to live on.
     expiresWithSession: () => false,
     ttl: {
       AccessToken: ACCESS_TOKEN_TTL,
       AuthorizationCode: 120,
       RefreshToken: REFRESH_TOKEN_TTL,
       Grant: GRANT_TTL,
-      Session: SESSION_TTL,
-      Interaction: 60 * 60,
+      Session: settings.limits.sessionTtlSeconds,
+      Interaction: settings.limits.interactionTtlSeconds,
       IdToken: ACCESS_TOKEN_TTL,
     },
     extraClientMetadata: {
-      properties: [REDIRECT_POLICY_HOOK],
-      validator: (_ctx, key, _value, metadata) => {
-        if (key !== REDIRECT_POLICY_HOOK) return;
-        const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]) : [];
-        const refused = uris.filter((uri) => typeof uri !== 'string' || !redirectUriAllowed(uri));
-        if (refused.length > 0) {
-          throw new errors.InvalidClientMetadata(
-            `redirect_uris must use https, or http on a loopback address (127.0.0.1, [::1], localhost); refused: ${refused.map(String).join(', ')}`,
-          );
-        }
-      },
+      properties: [CLIENT_POLICY_HOOK],
+      validator: (_ctx, key, _value, metadata) => validateClientMetadata(key, metadata),
     },
+    fetch: settings.clientMetadataFetch,
     findAccount: (ctx, id, token) => {
       const user = users.findById(id);
       if (user === undefined) return undefined;
@@ -135,15 +118,13 @@ export function createProvider(
       return { accountId: user.id, claims: () => ({ sub: user.id }) };
     },
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
-    cookies: { keys: [...settings.cookieKeys] },
+    // The same keys in every process sharing the state file: a sign-in started on one finishes on another.
+    cookies: { keys: [derivedKey(state, 'cookie signing').toString('base64url')] },
     clientBasedCORS: () => true,
-    renderError: (ctx, out) => {
+    renderError: (ctx, out, error) => {
       ctx.status = ctx.status >= 400 ? ctx.status : 400;
       ctx.set(PAGE_HEADERS);
-      ctx.body = messagePage(
-        'Sign-in failed',
-        `${out.error_description ?? out.error}. Go back to the application and connect again.`,
-      );
+      ctx.body = messagePage('Sign-in failed', `${errorText(out, error)}. Go back to the application and connect again.`);
     },
   };
   const provider = new Provider(settings.issuer, configuration);
@@ -153,6 +134,13 @@ export function createProvider(
     logger.error({ err: { message: error.message, name: error.name } }, 'authorization server error');
   });
   return provider;
+}
+
+/** What the error page says: a metadata document's failure is told in full, so its author can fix it. */
+function errorText(out: { error: string; error_description?: string | undefined }, error: Error): string {
+  const description = out.error_description ?? out.error;
+  const detail = (error as { error_detail?: unknown }).error_detail;
+  return description.startsWith('client_id metadata document') && typeof detail === 'string' ? `${description}: ${detail}` : description;
 }
 
 function sessionAuthTime(ctx: KoaContextWithOIDC | undefined): number | undefined {
@@ -169,7 +157,7 @@ export class ProviderHost {
   readonly #stateFile: StateFile;
   readonly #users: UserStore;
   readonly #logger: Logger;
-  #current: { generation: string; provider: Provider; callback: ReturnType<Provider['callback']> } | undefined;
+  #current: ProviderGeneration | undefined;
 
   constructor(settings: AuthorizationServerSettings, stateFile: StateFile, users: UserStore, logger: Logger) {
     this.#settings = settings;
@@ -178,12 +166,21 @@ export class ProviderHost {
     this.#logger = logger;
   }
 
-  async current(): Promise<{ provider: Provider; callback: ReturnType<Provider['callback']> }> {
+  async current(): Promise<ProviderGeneration> {
     const state = await this.#stateFile.current();
     if (this.#current?.generation !== state.generation) {
-      const provider = createProvider(this.#settings, state, this.#stateFile, this.#users, this.#logger);
-      this.#current = { generation: state.generation, provider, callback: provider.callback() };
+      const provider = createProvider(this.#settings, state, this.#users, this.#logger);
+      this.#current = { generation: state.generation, state, provider, callback: provider.callback() };
+      // A new generation: what earlier ones stored is swept away (it is already invisible).
+      void this.#settings.store.sweep(state.generation, true);
     }
     return this.#current;
   }
+}
+
+export interface ProviderGeneration {
+  readonly generation: string;
+  readonly state: AuthorizationServerState;
+  readonly provider: Provider;
+  readonly callback: ReturnType<Provider['callback']>;
 }

@@ -1,13 +1,18 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { ClientMetadata } from 'oidc-provider';
+import type { DatabaseHandle } from '../../db/open-database.js';
 import type { Logger } from '../../logger.js';
 import { DEFAULT_SCOPE } from '../scopes.js';
-import type { StateFile } from './state-file.js';
-import { LoginThrottle } from './login-throttle.js';
-import { consentPage, loginPage, messagePage, PAGE_HEADERS, type ClientView } from './pages.js';
+import { clientMetadataFetch, isUrlClientId, type ClientMetadataFetchOptions } from './client-metadata-fetch.js';
 import { forceIssuerOrigin, INTERACTION_PATH, ROUTES } from './endpoints.js';
+import { DEFAULT_LIMITS, type AuthorizationServerLimits } from './limits.js';
+import { LoginThrottle } from './login-throttle.js';
+import { OAuthStore, requestAddress } from './oauth-store.js';
+import { consentPage, loginPage, messagePage, PAGE_HEADERS, type ClientView } from './pages.js';
 import type { ProviderHost } from './provider.js';
+import { derivedKey, type AuthorizationServerState, type StateFile } from './state-file.js';
 import type { UserStore } from './user-store.js';
 
 export interface AuthorizationServerOptions {
@@ -16,24 +21,33 @@ export interface AuthorizationServerOptions {
   readonly audience: string;
   readonly stateFile: StateFile;
   readonly users: UserStore;
+  /** The service's database: it keeps the authorization server's objects (oauth_objects). */
+  readonly db: DatabaseHandle;
   readonly logger: Logger;
   readonly throttle?: LoginThrottle;
+  readonly limits?: AuthorizationServerLimits | undefined;
+  /** OAuthClientMetadataAllowedHosts, and (tests) the network edge of metadata-document fetches. */
+  readonly clientMetadata: Pick<ClientMetadataFetchOptions, 'allowedHosts' | 'connect'>;
+  /** First-party clients known without registering (see AuthorizationServerSettings.staticClients). */
+  readonly staticClients?: readonly ClientMetadata[] | undefined;
   /**
-   * Makes a per-client-address request limit on `app` (an onRequest hook with counters of its own), for the
-   * endpoints anyone can call unauthenticated that write state or check passwords: registration and sign-in.
+   * Makes a per-client-address request limit on `app` (an onRequest hook with counters of its own, named
+   * `bucket`): every endpoint of the authorization server has one, since anyone can call them without a token.
    */
-  readonly perAddressLimit: (app: FastifyInstance) => onRequestAsyncHookHandler;
+  readonly perAddressLimit: (app: FastifyInstance, perMinute: number, bucket: string) => onRequestAsyncHookHandler;
 }
 
-/** The paths oidc-provider answers itself; they are handed the raw request untouched. */
-const PROVIDER_PATHS = [
-  ROUTES.authorization,
-  `${ROUTES.authorization}/:uid`,
-  ROUTES.token,
-  ROUTES.registration,
-  ROUTES.revocation,
-  ROUTES.jwks,
-  '/.well-known/openid-configuration',
+type Budget = keyof AuthorizationServerLimits['perMinute'];
+
+/** The paths oidc-provider answers itself, handed the raw request untouched, each with its per-address budget. */
+const PROVIDER_PATHS: readonly { readonly path: string; readonly budget: Budget }[] = [
+  { path: ROUTES.authorization, budget: 'authorize' },
+  { path: `${ROUTES.authorization}/:uid`, budget: 'authorize' },
+  { path: ROUTES.token, budget: 'token' },
+  { path: ROUTES.registration, budget: 'registration' },
+  { path: ROUTES.revocation, budget: 'revocation' },
+  { path: ROUTES.jwks, budget: 'discovery' },
+  { path: '/.well-known/openid-configuration', budget: 'discovery' },
 ];
 
 /** Endpoints a browser-based public client calls from script (discovery documents are covered by prefix). */
@@ -42,42 +56,77 @@ export const AUTHORIZATION_SERVER_CORS_PATHS: readonly string[] = [ROUTES.token,
 /** The built-in OAuth 2.1 authorization server (issuer = BaseUrl), mounted only when it is the configured one. */
 export async function authorizationServerRoutes(app: FastifyInstance, options: AuthorizationServerOptions): Promise<void> {
   const issuer = new URL(options.issuer);
-  const cookieKeys = [randomBytes(32).toString('base64url')];
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const store = new OAuthStore(options.db, limits, options.logger);
   // Loaded only when mounted: oidc-provider announces itself on import, which other commands need not hear.
   const { ProviderHost } = await import('./provider.js');
   const host = new ProviderHost(
-    { issuer: options.issuer, resource: options.resource, audience: options.audience, cookieKeys },
+    {
+      issuer: options.issuer,
+      resource: options.resource,
+      audience: options.audience,
+      limits,
+      store,
+      clientMetadataFetch: clientMetadataFetch(options.clientMetadata),
+      staticClients: options.staticClients ?? [],
+    },
     options.stateFile,
     options.users,
     options.logger,
   );
+  const { state } = await host.current();
+  const imported = await store.importLegacySections(state, () => options.stateFile.dropLegacySections());
+  if (imported > 0) options.logger.info({ imported }, 'moved registered clients, grants and refresh tokens from the state file into the database');
 
   await app.register(async (scope) => {
     // oidc-provider reads request bodies itself: leave the stream unread.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    scope.setErrorHandler(rateLimitedAnswer('json'));
 
     const handToProvider = async (request: FastifyRequest, reply: FastifyReply, url = request.raw.url ?? '/') => {
       const { callback } = await host.current();
       forceIssuerOrigin(request.raw, issuer);
       request.raw.url = url;
       reply.hijack();
-      await callback(request.raw, reply.raw);
+      await requestAddress.run(request.ip, () => callback(request.raw, reply.raw));
     };
 
-    // Registrations are written to the state file: limit them per address like logins.
-    const perAddress = options.perAddressLimit(scope);
-    for (const path of PROVIDER_PATHS) {
+    const budgets = new Map<Budget, onRequestAsyncHookHandler>();
+    const limitFor = (budget: Budget) => {
+      let hook = budgets.get(budget);
+      if (hook === undefined) budgets.set(budget, (hook = options.perAddressLimit(scope, limits.perMinute[budget], `as-${budget}`)));
+      return hook;
+    };
+
+    for (const { path, budget } of PROVIDER_PATHS) {
       scope.route({
         method: ['GET', 'POST'],
         url: path,
-        ...(path === ROUTES.registration ? { onRequest: perAddress } : {}),
-        handler: (request, reply) =>
-          handToProvider(request, reply, path === ROUTES.authorization ? withDefaultScope(request.raw.url ?? '/') : undefined),
+        onRequest: limitFor(budget),
+        // The authorization endpoint is a browser's: it gets pages, the others JSON.
+        ...(budget === 'authorize' ? { errorHandler: rateLimitedAnswer('page') } : {}),
+        handler: async (request, reply) => {
+          if (path === ROUTES.authorization) {
+            const { generation } = await host.current();
+            // Each sign-in in progress is a stored row: one address may not hold more than its share.
+            if ((await store.liveInteractionsFrom(generation, request.ip)) >= limits.maxInteractionsPerAddress) {
+              return sendPage(reply, 429, messagePage('Too many sign-ins', 'Too many sign-ins are in progress from your address. Finish or close one, or try again in a few minutes.'), {
+                'retry-after': String(limits.interactionTtlSeconds),
+              });
+            }
+            return handToProvider(request, reply, withDefaultScope(request.raw.url ?? '/'));
+          }
+          if (path === ROUTES.registration && request.method === 'POST') {
+            const refusal = await registrationRefusal(request, host, store, limits);
+            if (refusal !== undefined) return reply.code(refusal.status).header('cache-control', 'no-store').send(refusal.body);
+          }
+          return handToProvider(request, reply);
+        },
       });
     }
     // RFC 8414 metadata is the same document as OpenID discovery (the issuer has no path).
-    scope.get('/.well-known/oauth-authorization-server', (request, reply) =>
+    scope.get('/.well-known/oauth-authorization-server', { onRequest: limitFor('discovery') }, (request, reply) =>
       handToProvider(request, reply, '/.well-known/openid-configuration'),
     );
   });
@@ -87,8 +136,49 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
     users: options.users,
     throttle: options.throttle ?? new LoginThrottle(),
     issuer,
-    perAddressLimit: options.perAddressLimit,
+    pageLimit: (scope: FastifyInstance) => options.perAddressLimit(scope, limits.perMinute.interaction, 'as-interaction'),
+    loginLimit: (scope: FastifyInstance) => options.perAddressLimit(scope, limits.perMinute.login, 'as-login'),
   });
+}
+
+/** Why a registration is refused before oidc-provider reads it: too large, or no room for another client. */
+async function registrationRefusal(
+  request: FastifyRequest,
+  host: ProviderHost,
+  store: OAuthStore,
+  limits: AuthorizationServerLimits,
+): Promise<{ status: number; body: { error: string; error_description: string } } | undefined> {
+  const length = Number(request.headers['content-length']);
+  if (Number.isFinite(length) && length > limits.maxRegistrationBytes) {
+    return {
+      status: 413,
+      body: { error: 'invalid_client_metadata', error_description: `the registration request must be at most ${limits.maxRegistrationBytes} bytes` },
+    };
+  }
+  const { generation } = await host.current();
+  if (!(await store.makeRoomForClient(generation))) {
+    return {
+      status: 503,
+      body: { error: 'temporarily_unavailable', error_description: 'no more clients can be registered now; try again later' },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The answer past a per-address limit (429, with Retry-After and x-ratelimit-* already set): an HTML page where a
+ * browser asked, an RFC 6749-shaped JSON error where a client did. Any other error is Fastify's usual answer.
+ */
+function rateLimitedAnswer(kind: 'page' | 'json') {
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    if (error.statusCode !== 429) return reply.send(error);
+    if (kind === 'json') return reply.code(429).header('cache-control', 'no-store').send({ error: 'too_many_requests', error_description: error.message });
+    return sendPage(reply, 429, messagePage('Too many requests', `${error.message}.`));
+  };
+}
+
+function sendPage(reply: FastifyReply, status: number, html: string, headers: Record<string, string> = {}) {
+  return reply.code(status).headers({ ...PAGE_HEADERS, ...headers }).send(html);
 }
 
 /** Connectors reconnect without a scope; an authorization request without one asks for both. */
@@ -104,7 +194,8 @@ interface InteractionOptions {
   readonly users: UserStore;
   readonly throttle: LoginThrottle;
   readonly issuer: URL;
-  readonly perAddressLimit: AuthorizationServerOptions['perAddressLimit'];
+  readonly pageLimit: (scope: FastifyInstance) => onRequestAsyncHookHandler;
+  readonly loginLimit: (scope: FastifyInstance) => onRequestAsyncHookHandler;
 }
 
 type InteractionRoute = { Params: { uid: string }; Body: Record<string, string | string[] | undefined> };
@@ -112,30 +203,32 @@ type InteractionRoute = { Params: { uid: string }; Body: Record<string, string |
 /** Our own sign-in and consent pages, driven by oidc-provider's interaction API. */
 async function interactionRoutes(app: FastifyInstance, options: InteractionOptions): Promise<void> {
   const { host, users, throttle, issuer } = options;
-  // Bound to the interaction: a form can only be posted with the page's own token and interaction cookie.
-  const csrfKey = randomBytes(32);
-  const csrfFor = (uid: string) => createHmac('sha256', csrfKey).update(uid).digest('base64url');
-  const csrfValid = (uid: string, presented: unknown): boolean => {
+  // Bound to the interaction: a form can only be posted with the page's own token and interaction cookie. The key
+  // comes from the state file, so any process sharing it accepts the form.
+  const csrfFor = (state: AuthorizationServerState, uid: string) =>
+    createHmac('sha256', derivedKey(state, 'sign-in form csrf')).update(uid).digest('base64url');
+  const csrfValid = (state: AuthorizationServerState, uid: string, presented: unknown): boolean => {
     if (typeof presented !== 'string') return false;
-    const expected = Buffer.from(csrfFor(uid));
+    const expected = Buffer.from(csrfFor(state, uid));
     const given = Buffer.from(presented);
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
+  app.setErrorHandler(rateLimitedAnswer('page'));
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
     done(null, parseQuery(body as string));
   });
 
-  const send = (reply: FastifyReply, status: number, html: string) => reply.code(status).headers(PAGE_HEADERS).send(html);
+  const send = (reply: FastifyReply, status: number, html: string) => sendPage(reply, status, html);
 
   // oidc-provider reads and writes its cookies on the raw request and response.
   const details = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { provider } = await host.current();
+    const { provider, state } = await host.current();
     forceIssuerOrigin(request.raw, issuer);
     try {
       const interaction = await provider.interactionDetails(request.raw, reply.raw);
       const client = await provider.Client.find(String(interaction.params.client_id));
-      return { provider, interaction, client };
+      return { provider, state, interaction, client };
     } catch {
       return undefined;
     }
@@ -144,6 +237,8 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
   const clientView = (client: { clientName?: string | undefined; clientId: string } | undefined, redirectUri: unknown): ClientView => ({
     name: client?.clientName ?? client?.clientId ?? 'An application',
     redirectHost: typeof redirectUri === 'string' ? (URL.parse(redirectUri)?.host ?? redirectUri) : 'an unknown address',
+    // A client identified by its metadata document is vouched for by the host serving that document.
+    ...(isUrlClientId(client?.clientId) ? { publishedBy: new URL(client.clientId).host } : {}),
   });
 
   const expired = (reply: FastifyReply) =>
@@ -156,12 +251,13 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
       ),
     );
 
-  app.get<{ Params: { uid: string } }>(`${INTERACTION_PATH}/:uid`, async (request, reply) => {
+  const pageLimit = options.pageLimit(app);
+  app.get<{ Params: { uid: string } }>(`${INTERACTION_PATH}/:uid`, { onRequest: pageLimit }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid) return expired(reply);
-    const { interaction, client } = found;
+    const { interaction, client, state } = found;
     const view = clientView(client, interaction.params.redirect_uri);
-    const csrf = csrfFor(interaction.uid);
+    const csrf = csrfFor(state, interaction.uid);
     if (interaction.prompt.name === 'login') {
       return send(reply, 200, loginPage({ action: `${INTERACTION_PATH}/${interaction.uid}/login`, csrf, client: view }));
     }
@@ -179,22 +275,21 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     );
   });
 
-  const perAddress = options.perAddressLimit(app);
-  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/login`, { onRequest: perAddress }, async (request, reply) => {
+  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/login`, { onRequest: options.loginLimit(app) }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid || found.interaction.prompt.name !== 'login') {
       return expired(reply);
     }
-    const { provider, interaction, client } = found;
+    const { provider, interaction, client, state } = found;
     const body = request.body ?? {};
-    if (!csrfValid(interaction.uid, first(body.csrf))) {
+    if (!csrfValid(state, interaction.uid, first(body.csrf))) {
       return send(reply, 403, messagePage('Request refused', 'The form was not sent from this sign-in page. Reload it and try again.'));
     }
     const username = first(body.username) ?? '';
     const password = first(body.password) ?? '';
     const view = clientView(client, interaction.params.redirect_uri);
     const action = `${INTERACTION_PATH}/${interaction.uid}/login`;
-    const csrf = csrfFor(interaction.uid);
+    const csrf = csrfFor(state, interaction.uid);
     const wait = throttle.retryAfter(username, request.ip);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
@@ -223,14 +318,14 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     return reply.redirect(redirectTo, 303);
   });
 
-  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/consent`, async (request, reply) => {
+  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/consent`, { onRequest: pageLimit }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid || found.interaction.prompt.name !== 'consent') {
       return expired(reply);
     }
-    const { provider, interaction } = found;
+    const { provider, interaction, state } = found;
     const body = request.body ?? {};
-    if (!csrfValid(interaction.uid, first(body.csrf))) {
+    if (!csrfValid(state, interaction.uid, first(body.csrf))) {
       return send(reply, 403, messagePage('Request refused', 'The form was not sent from this page. Reload it and try again.'));
     }
     if (first(body.decision) !== 'allow') {

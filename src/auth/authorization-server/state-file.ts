@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { hkdfSync, randomUUID } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parse as parseIni, stringify as stringifyIni } from 'ini';
 import {
@@ -25,8 +25,20 @@ export interface AuthorizationServerState {
     readonly privateJwk: JWK;
     readonly publicJwk: JWK;
   };
-  /** Sections owned by other modules (registered clients, refresh-token families), kept verbatim. */
-  readonly sections: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /**
+   * Registered clients, grants and refresh tokens as versions before 0.2 kept them in the file (sections named
+   * after them), read once to move them into the database; empty in files written since.
+   */
+  readonly legacySections: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+/**
+ * A key for one purpose (cookie signing, the sign-in forms' CSRF tokens), derived from the signing key's private
+ * part with HKDF: every process sharing the file derives the same keys, and a new generation brings new ones.
+ */
+export function derivedKey(state: AuthorizationServerState, purpose: string): Buffer {
+  const secret = Buffer.from(String(state.signingKey.privateJwk.d), 'base64url');
+  return Buffer.from(hkdfSync('sha256', secret, state.generation, `memory-service ${purpose}`, 32));
 }
 
 interface FileIdentity {
@@ -59,35 +71,68 @@ export class StateFile {
     return this.#loading;
   }
 
-  /** Replaces one named section (e.g. registered clients) and writes the file atomically. */
-  async writeSection(name: string, entries: Record<string, string>): Promise<void> {
+  /** Rewrites the file without its legacy sections (once they are in the database); same generation and key. */
+  async dropLegacySections(): Promise<void> {
     const state = await this.current();
-    const next = { ...state, sections: { ...state.sections, [name]: { ...entries } } };
-    this.#write(next);
+    if (Object.keys(state.legacySections).length === 0) return;
+    const next = { ...state, legacySections: {} };
+    this.#replace(next);
     this.#state = next;
   }
 
   async #load(): Promise<AuthorizationServerState> {
+    // Identified before it is read: if it changes in between, the next use reads it again.
+    let identity = this.#stat();
     let state: AuthorizationServerState;
     try {
       state = await parseState(readFileSync(this.path, 'utf8'));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && !(error instanceof StateFileFormatError)) throw error;
-      // Missing, or overwritten with something that is not our state: start a new generation.
-      state = await newState();
-      this.#write(state);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        state = await this.#createIfAbsent();
+      } else if (error instanceof StateFileFormatError) {
+        // Overwritten with something that is not our state: start a new generation.
+        state = await newState();
+        this.#replace(state);
+      } else {
+        throw error;
+      }
+      identity = this.#stat();
     }
     this.#state = state;
-    this.#identity = this.#stat();
+    this.#identity = identity;
     return state;
   }
 
-  #write(state: AuthorizationServerState): void {
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(temporary, serialiseState(state), { mode: 0o600 });
-    renameSync(temporary, this.path);
+  /**
+   * Creates the file unless another process got there first (several replicas starting together, or all of them
+   * noticing that it was deleted): the new file is linked into place, which fails if one exists, and then
+   * whatever is in place is what every process uses.
+   */
+  async #createIfAbsent(): Promise<AuthorizationServerState> {
+    const state = await newState();
+    const temporary = this.#writeTemporary(state);
+    try {
+      linkSync(temporary, this.path);
+      return state;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return parseState(readFileSync(this.path, 'utf8'));
+    } finally {
+      unlinkSync(temporary);
+    }
+  }
+
+  #replace(state: AuthorizationServerState): void {
+    renameSync(this.#writeTemporary(state), this.path);
     this.#identity = this.#stat();
+  }
+
+  #writeTemporary(state: AuthorizationServerState): string {
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    const temporary = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
+    writeFileSync(temporary, serialiseState(state), { mode: 0o600 });
+    return temporary;
   }
 
   #stat(): FileIdentity | undefined {
@@ -115,7 +160,7 @@ async function newState(): Promise<AuthorizationServerState> {
     generation: randomUUID(),
     createdAt: new Date().toISOString(),
     signingKey: { kid, privateKey, publicKey, privateJwk, publicJwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' } },
-    sections: {},
+    legacySections: {},
   };
 }
 
@@ -136,7 +181,7 @@ function serialiseState(state: AuthorizationServerState): string {
       signing_alg: SIGNING_ALG,
       // Private JWK kept as base64url JSON so INI quoting never mangles it.
       signing_private_jwk: Buffer.from(JSON.stringify(state.signingKey.privateJwk)).toString('base64url'),
-      ...state.sections,
+      ...state.legacySections,
     })
   );
 }
@@ -156,14 +201,14 @@ async function parseState(text: string): Promise<AuthorizationServerState> {
   const privateKey = (await importJWK(privateJwk, SIGNING_ALG, { extractable: true })) as CryptoKey;
   const { d: _d, ...publicJwk } = privateJwk;
   const publicKey = (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey;
-  const sections: Record<string, Record<string, string>> = {};
+  const legacySections: Record<string, Record<string, string>> = {};
   for (const [key, value] of Object.entries(raw)) {
-    if (typeof value === 'object' && value !== null) sections[key] = value as Record<string, string>;
+    if (typeof value === 'object' && value !== null) legacySections[key] = value as Record<string, string>;
   }
   return {
     generation,
     createdAt,
     signingKey: { kid, privateKey, publicKey, privateJwk, publicJwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' } },
-    sections,
+    legacySections,
   };
 }
