@@ -54,6 +54,11 @@ export interface ComposeOptions {
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
   const metrics = new ServiceMetrics();
   const logger = options.logger ?? createLogger('silent');
+  // Before the storage opens: a state file that cannot be used refuses the start with nothing to close.
+  const stateFile = config.oauth.builtIn
+    ? new StateFile(config.oauth.asIniFile, { onUnusable: (reason) => logger.error(reason) })
+    : undefined;
+  await stateFile?.open();
   const storage = await openStorage(config, {
     embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding), metrics),
     pglite: options.pglite,
@@ -61,8 +66,6 @@ export async function composeService(config: Config, options: ComposeOptions = {
   });
   const { db, embedder } = storage;
   metrics.watchPool(() => db.poolStats());
-  const stateFile = config.oauth.builtIn ? new StateFile(config.oauth.asIniFile) : undefined;
-  if (stateFile !== undefined) await stateFile.current();
   const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
   const memory = new MemoryService({ db, embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold });
   const app = await buildApp(config, {

@@ -1,4 +1,5 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -73,3 +74,95 @@ describe('the state file', () => {
     expect(next.generation).not.toBe(first.generation);
   });
 });
+
+describe('a state file that cannot be used', () => {
+  const dirs: string[] = [];
+  const directory = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memory-service-state-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('counts as replaced when it parses but holds an invalid key: a new generation, written in its place', async () => {
+    const file = join(directory(), 'oauth-as.ini');
+    const stateFile = new StateFile(file);
+    const first = await stateFile.current();
+    const broken = readFileSync(file, 'utf8').replace(/^signing_private_jwk=.*$/m, `signing_private_jwk=${Buffer.from('{"kty":"EC","crv":"P-256","d":"AAAA","x":"AAAA","y":"AAAA"}').toString('base64url')}`);
+    writeFileSync(file, broken);
+    const next = await stateFile.current();
+    expect(next.generation).not.toBe(first.generation);
+    expect((await new StateFile(file).current()).generation).toBe(next.generation);
+  });
+
+  it('refuses the start, naming the path and why, when a directory is in its place', async () => {
+    const file = join(directory(), 'oauth-as.ini');
+    mkdirSync(file);
+    await expect(new StateFile(file).open()).rejects.toThrow(`OAuthAsIniFile ${file} cannot be used: it is a directory`);
+  });
+
+  it('turned into a directory while serving: a new generation in memory, reported, and the file again once the path is free', async () => {
+    const file = join(directory(), 'oauth-as.ini');
+    const reports: string[] = [];
+    const stateFile = new StateFile(file, { onUnusable: (reason) => reports.push(reason), unusableRetryMs: 50 });
+    const first = await stateFile.open();
+    rmSync(file);
+    mkdirSync(file);
+    const inMemory = await stateFile.current();
+    expect(inMemory.generation).not.toBe(first.generation);
+    expect(await stateFile.current()).toBe(inMemory);
+    expect(reports).toEqual([`OAuthAsIniFile ${file} cannot be used (it is a directory); a new signing key is held in memory until it can`]);
+
+    rmSync(file, { recursive: true });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const restored = await stateFile.current();
+    expect(restored.generation).not.toBe(inMemory.generation);
+    expect((await new StateFile(file).current()).generation).toBe(restored.generation);
+  });
+
+  const root = process.getuid?.() === 0;
+  it.runIf(root)('on a full disk: the file in place is never truncated, no partial file is left, and it is written once space is back', async () => {
+    const mountPoint = directory();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mountPoint]);
+    try {
+      const file = join(mountPoint, 'oauth-as.ini');
+      const reports: string[] = [];
+      const stateFile = new StateFile(file, { onUnusable: (reason) => reports.push(reason), unusableRetryMs: 50 });
+      await stateFile.open();
+      // Not our state any more: replacing it needs space, and there is none.
+      writeFileSync(file, 'not a state file\n');
+      fillDisk(join(mountPoint, 'filler'));
+
+      const inMemory = await stateFile.current();
+      expect(readFileSync(file, 'utf8')).toBe('not a state file\n');
+      expect(readdirSync(mountPoint).sort()).toEqual(['filler', 'oauth-as.ini']);
+      expect(reports).toEqual([`OAuthAsIniFile ${file} cannot be used (the disk is full); a new signing key is held in memory until it can`]);
+
+      rmSync(join(mountPoint, 'filler'));
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      const written = await stateFile.current();
+      expect(written.generation).not.toBe(inMemory.generation);
+      expect((await new StateFile(file).current()).generation).toBe(written.generation);
+      expect(readdirSync(mountPoint)).toEqual(['oauth-as.ini']);
+    } finally {
+      execFileSync('umount', [mountPoint]);
+    }
+  });
+});
+
+/** Writes until the file system refuses: the last, partial write stays, so not one more byte fits. */
+function fillDisk(path: string): void {
+  const chunk = Buffer.alloc(4096, 1);
+  try {
+    for (;;) appendFileSync(path, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+  }
+  try {
+    for (;;) appendFileSync(path, 'x');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+  }
+}

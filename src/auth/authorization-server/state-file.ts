@@ -1,5 +1,5 @@
 import { hkdfSync, randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parse as parseIni, stringify as stringifyIni } from 'ini';
 import {
@@ -47,22 +47,45 @@ interface FileIdentity {
   readonly size: number;
 }
 
+/** How long an unusable `OAuthAsIniFile` is left alone before the next attempt to read or create it. */
+const UNUSABLE_RETRY_MS = 5_000;
+
 /**
  * Owns the `OAuthAsIniFile`. The file is re-checked (one stat) on every use, so deleting or overwriting
  * it takes effect at once: new keys are made and every earlier token is refused.
+ *
+ * A file that is not our state (unparseable, missing fields, an invalid key) counts as replaced: a new generation.
+ * A path that cannot be used at all (a directory, no permission, a full disk) refuses the start; found later, the
+ * process carries on with a new generation held in memory (everything issued before is void, as if the file had
+ * been replaced), reports it through `onUnusable`, and tries the path again every few seconds.
  */
 export class StateFile {
   readonly path: string;
+  readonly #onUnusable: ((reason: string) => void) | undefined;
+  readonly #unusableRetryMs: number;
   #state: AuthorizationServerState | undefined;
   #identity: FileIdentity | undefined;
   #loading: Promise<AuthorizationServerState> | undefined;
+  #unusableUntil = 0;
 
-  constructor(path: string) {
+  constructor(path: string, options: { onUnusable?: (reason: string) => void; unusableRetryMs?: number } = {}) {
     this.path = path;
+    this.#onUnusable = options.onUnusable;
+    this.#unusableRetryMs = options.unusableRetryMs ?? UNUSABLE_RETRY_MS;
+  }
+
+  /** Reads or creates the file at start-up; a path that cannot be used is an error naming the path and why. */
+  async open(): Promise<AuthorizationServerState> {
+    try {
+      return await this.#loadFromPath();
+    } catch (error) {
+      throw new Error(`OAuthAsIniFile ${this.path} cannot be used: ${unusableReason(error)}`, { cause: error });
+    }
   }
 
   /** The current state, created on first use and recreated when the file was deleted or replaced. */
   async current(): Promise<AuthorizationServerState> {
+    if (this.#state !== undefined && Date.now() < this.#unusableUntil) return this.#state;
     const identity = this.#stat();
     if (this.#state !== undefined && identity !== undefined && sameIdentity(identity, this.#identity)) return this.#state;
     this.#loading ??= this.#load().finally(() => {
@@ -81,6 +104,21 @@ export class StateFile {
   }
 
   async #load(): Promise<AuthorizationServerState> {
+    try {
+      const state = await this.#loadFromPath();
+      this.#unusableUntil = 0;
+      return state;
+    } catch (error) {
+      const state = await newState();
+      this.#state = state;
+      this.#identity = undefined;
+      this.#unusableUntil = Date.now() + this.#unusableRetryMs;
+      this.#onUnusable?.(`OAuthAsIniFile ${this.path} cannot be used (${unusableReason(error)}); a new signing key is held in memory until it can`);
+      return state;
+    }
+  }
+
+  async #loadFromPath(): Promise<AuthorizationServerState> {
     // Identified before it is read: if it changes in between, the next use reads it again.
     let identity = this.#stat();
     let state: AuthorizationServerState;
@@ -131,7 +169,13 @@ export class StateFile {
   #writeTemporary(state: AuthorizationServerState): string {
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     const temporary = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
-    writeFileSync(temporary, serialiseState(state), { mode: 0o600 });
+    try {
+      writeFileSync(temporary, serialiseState(state), { mode: 0o600, flush: true });
+    } catch (error) {
+      // A full disk leaves a partial temporary file: never let it linger (the file in place is untouched).
+      rmSync(temporary, { force: true });
+      throw error;
+    }
     return temporary;
   }
 
@@ -146,6 +190,25 @@ export class StateFile {
 }
 
 class StateFileFormatError extends Error {}
+
+function unusableReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'EISDIR':
+      return 'it is a directory';
+    case 'ENOTDIR':
+      return 'a part of its path is not a directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'EROFS':
+      return 'the file system is read-only';
+    default:
+      return code ?? (error instanceof Error ? error.message : String(error));
+  }
+}
 
 function sameIdentity(a: FileIdentity, b: FileIdentity | undefined): boolean {
   return b !== undefined && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.size === b.size;
@@ -198,9 +261,18 @@ async function parseState(text: string): Promise<AuthorizationServerState> {
   } catch {
     throw new StateFileFormatError('unreadable signing key');
   }
-  const privateKey = (await importJWK(privateJwk, SIGNING_ALG, { extractable: true })) as CryptoKey;
+  if (typeof privateJwk !== 'object' || privateJwk === null || typeof privateJwk.d !== 'string') {
+    throw new StateFileFormatError('no private signing key');
+  }
   const { d: _d, ...publicJwk } = privateJwk;
-  const publicKey = (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey;
+  let privateKey: CryptoKey;
+  let publicKey: CryptoKey;
+  try {
+    privateKey = (await importJWK(privateJwk, SIGNING_ALG, { extractable: true })) as CryptoKey;
+    publicKey = (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey;
+  } catch {
+    throw new StateFileFormatError('invalid signing key');
+  }
   const legacySections: Record<string, Record<string, string>> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (typeof value === 'object' && value !== null) legacySections[key] = value as Record<string, string>;
