@@ -6,6 +6,7 @@ import * as memoryTerms from './migrations/0004_memory_terms.js';
 import * as subjectStats from './migrations/0005_subject_stats.js';
 import { createVectorIndexStatement, isIndexable } from './pgvector.js';
 import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
+import * as webSessions from './migrations/0008_web_sessions.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0004_memory_terms': memoryTerms,
   '0005_subject_stats': subjectStats,
   '0006_all_subjects_setting': allSubjectsSetting,
+  '0008_web_sessions': webSessions,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent } from './migrate.js';
+import { lockDataFolder } from './pglite-lock.js';
 import { PGLITE_PARSERS } from './pglite-timestamps.js';
 import type { Database, DbTransaction } from './schema.js';
 
@@ -28,6 +29,11 @@ export interface DatabaseHandle {
    * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
    */
   withAllSubjects<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
+  /**
+   * One transaction in which row-level security admits no subject's rows: for tables that are not subject data
+   * and are read before anyone is known (web sessions, looked up by the hash of their cookie).
+   */
+  withoutSubject<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
@@ -62,6 +68,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let kysely: Kysely<Database>;
   let pool: pg.Pool | undefined;
   let ownedPglite: PGlite | undefined;
+  let unlock: (() => void) | undefined;
 
   if (options.url !== undefined) {
     engine = 'postgres';
@@ -80,7 +87,17 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     engine = 'pglite';
-    const pglite = options.pglite ?? (ownedPglite = await openPGlite(options.dataDir));
+    if (options.pglite === undefined && !options.dataDir.startsWith('memory://')) {
+      mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+      unlock = lockDataFolder(options.dataDir);
+    }
+    let pglite: PGlite;
+    try {
+      pglite = options.pglite ?? (ownedPglite = await openPGlite(options.dataDir));
+    } catch (error) {
+      unlock?.();
+      throw error;
+    }
     // Session-level for migrations; every transaction also sets it locally, so a PGlite shared by several
     // handles (one per test schema) stays correct.
     await pglite.exec(`set search_path to ${searchPath}`);
@@ -124,6 +141,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   async function closeQuietly(): Promise<void> {
     if (pool !== undefined) await kysely.destroy().catch(() => undefined);
     else if (ownedPglite !== undefined) await ownedPglite.close().catch(() => undefined);
+    unlock?.();
   }
 
   return {
@@ -131,6 +149,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     schema,
     withSubject: (subject, activity, fn) => scoped(subject, 'off', activity, fn),
     withAllSubjects: (activity, fn) => scoped('', 'on', activity, fn),
+    // No subject is the empty string (see auth/subject.ts), so '' admits no subject's rows.
+    withoutSubject: (activity, fn) => scoped('', 'off', activity, fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);

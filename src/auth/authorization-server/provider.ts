@@ -6,6 +6,7 @@ import { INTERACTION_PATH, ROUTES } from './endpoints.js';
 import { messagePage, PAGE_HEADERS } from './pages.js';
 import { adapterFactory } from './state-adapter.js';
 import type { UserStore } from './user-store.js';
+import { loadExistingGrant, WEB_CLIENT_ID, webClientMetadata, webClientSecret } from './web-client.js';
 
 export interface AuthorizationServerSettings {
   /** BaseUrl: the issuer, and the origin of every endpoint. */
@@ -16,6 +17,8 @@ export interface AuthorizationServerSettings {
   readonly audience: string;
   /** Signs the session and interaction cookies; sessions live in memory, so per process is enough. */
   readonly cookieKeys: readonly string[];
+  /** The web page's callback; the page is then a static first-party client (web-client.ts). */
+  readonly webRedirectUri?: string | undefined;
 }
 
 const ACCESS_TOKEN_TTL = 60 * 60;
@@ -55,6 +58,8 @@ export function createProvider(
 ): Provider {
   const configuration: Configuration = {
     adapter: adapterFactory(stateFile, state.generation),
+    clients: settings.webRedirectUri === undefined ? [] : [webClientMetadata(webClientSecret(state), settings.webRedirectUri)],
+    loadExistingGrant: (ctx) => loadExistingGrant(ctx, settings.resource),
     jwks: { keys: [{ ...state.signingKey.privateJwk, kid: state.signingKey.kid, alg: SIGNING_ALG, use: 'sig' }] },
     routes: ROUTES,
     responseTypes: ['code'],
@@ -116,7 +121,8 @@ export function createProvider(
     extraClientMetadata: {
       properties: [REDIRECT_POLICY_HOOK],
       validator: (_ctx, key, _value, metadata) => {
-        if (key !== REDIRECT_POLICY_HOOK) return;
+        // The web page's callback is BaseUrl's own, whatever its scheme.
+        if (key !== REDIRECT_POLICY_HOOK || metadata.client_id === WEB_CLIENT_ID) return;
         const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]) : [];
         const refused = uris.filter((uri) => typeof uri !== 'string' || !redirectUriAllowed(uri));
         if (refused.length > 0) {

@@ -23,6 +23,8 @@ export interface AuthorizationServerOptions {
    * endpoints anyone can call unauthenticated that write state or check passwords: registration and sign-in.
    */
   readonly perAddressLimit: (app: FastifyInstance) => onRequestAsyncHookHandler;
+  /** The web page's sign-in callback, when the page is on (it is then a first-party client). */
+  readonly webRedirectUri?: string | undefined;
 }
 
 /** The paths oidc-provider answers itself; they are handed the raw request untouched. */
@@ -46,7 +48,7 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
   // Loaded only when mounted: oidc-provider announces itself on import, which other commands need not hear.
   const { ProviderHost } = await import('./provider.js');
   const host = new ProviderHost(
-    { issuer: options.issuer, resource: options.resource, audience: options.audience, cookieKeys },
+    { issuer: options.issuer, resource: options.resource, audience: options.audience, cookieKeys, webRedirectUri: options.webRedirectUri },
     options.stateFile,
     options.users,
     options.logger,
