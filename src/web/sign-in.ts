@@ -8,6 +8,7 @@ import {
   discovery,
   randomPKCECodeVerifier,
   randomState,
+  ResponseBodyError,
   type Configuration,
   type CustomFetch,
 } from 'openid-client';
@@ -110,6 +111,9 @@ export class RelyingParty {
         throw new SignInError(403, `the authorization server answered ${error.error}${error.error_description === undefined ? '' : `: ${error.error_description}`}`, { cause: error });
       }
       this.#configuration = undefined;
+      if (error instanceof ResponseBodyError && error.error === 'invalid_client') {
+        throw new SignInError(502, "the authorization server refused this service's client (invalid_client); its operator should check the page's client id and secret", { cause: error });
+      }
       throw new SignInError(502, 'the answer of the authorization server could not be used; try again', { cause: error });
     }
     try {
