@@ -38,6 +38,9 @@ export async function startExternalIssuer(options: { defaultResource: string; we
     if (req.url?.startsWith('/jwks') === true) jwksFetches += 1;
     handler!(req, res);
   });
+  // Idle connections are left for the client to close: a server closing one after 5 s races a client reusing it
+  // (ECONNRESET on a busy machine). close() below ends them all.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

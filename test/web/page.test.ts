@@ -90,7 +90,8 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     chromium = await launchChromium();
     alice = { id: aliceUser.id, token: aliceToken, ...(await signedInContext(ALICE)) };
     bob = { id: bobUser.id, token: bobToken, ...(await signedInContext(BOB)) };
-  });
+    // Two argon2 sign-ups, 26 memories embedded one by one and a browser: more than the default on a busy machine.
+  }, 240_000);
   afterAll(async () => {
     await chromium?.close();
     await server?.close();
@@ -449,7 +450,7 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     expect(JSON.stringify(planted.structured)).not.toContain('planted');
   });
 
-  it('works without JavaScript: sign in, list, search, edit and forget', async () => {
+  it('works without JavaScript: sign in, list, search, edit, forget, export, import and the delete confirmation', async () => {
     const { context, page } = await signedInContext(ALICE, { javaScriptEnabled: false });
     try {
       expect(await texts(page)).toHaveLength(20);
@@ -464,6 +465,25 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
       await page.click('button:has-text("Forget this memory")');
       await page.waitForURL(/done=forgotten/);
       expect(await texts(page)).not.toContain('Alice noted fact number 5, now corrected without scripts');
+
+      await page.goto(`${server.url}/data`);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('a:has-text("Download export")')]);
+      const file = readFileSync((await download.path())!, 'utf8');
+      expect(file).toContain('Alice prefers green tea in the morning');
+      expect(file).toContain('now corrected without scripts');
+      await page.setInputFiles('#file', {
+        name: 'memory.jsonl',
+        mimeType: 'application/jsonl',
+        buffer: Buffer.from(JSON.stringify({ type: 'entity', name: 'Alice', entityType: 'person', observations: ['Alice imported this without scripts'] })),
+      });
+      await page.click('button:has-text("Import")');
+      await page.waitForURL(`${server.url}/data/import`);
+      expect(await page.locator('table.counts td').allTextContents()).toEqual(['1', '0', '0', '0']);
+      // The confirmation step is a plain form too; a wrong word deletes nothing.
+      await page.goto(`${server.url}/data/delete`);
+      await page.fill('#confirm', 'no');
+      await page.click('button:has-text("Delete everything")');
+      expect(await page.locator('.error').textContent()).toBe('Type “delete” to confirm. Nothing was deleted.');
     } finally {
       await context.close();
     }
