@@ -100,3 +100,15 @@ create table tombstones (
   CREATE INDEX tombstones_subject_idx ON tombstones USING btree (subject, tombstoned_at DESC);
   row level security enabled, forced;
   policy tombstones_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+
+create table web_sessions (
+  id_hash text not null,
+  subject text not null,
+  scopes text not null,
+  created_at timestamp with time zone default now() not null,
+  last_seen_at timestamp with time zone default now() not null,
+  expires_at timestamp with time zone not null
+);
+  constraint web_sessions_pkey PRIMARY KEY (id_hash);
+  CREATE UNIQUE INDEX web_sessions_pkey ON web_sessions USING btree (id_hash);
+  CREATE INDEX web_sessions_subject_idx ON web_sessions USING btree (subject, created_at);

@@ -16,6 +16,7 @@ import { createDispatcher, type ServerInfo } from './mcp/dispatcher.js';
 import type { Tool } from './mcp/tool.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
+import { webRoutes, type WebPageOptions } from './web/routes.js';
 
 export interface AppDependencies {
   readonly tools: readonly Tool[];
@@ -26,6 +27,8 @@ export interface AppDependencies {
   readonly authorizationServer?: AuthorizationServerOptions | undefined;
   readonly metrics: ServiceMetrics;
   readonly health: HealthOptions;
+  /** The person's own page at `{BaseUrl}/` (on, or off with a reason). */
+  readonly web: WebPageOptions;
 }
 
 /** An incoming X-Request-Id is kept when it is a plain token (so a proxy's id follows the request); else a new one. */
@@ -84,5 +87,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     rateLimit: config.http.rateLimitPerMinute > 0 ? subjectRateLimit(app, config.http.rateLimitPerMinute) : undefined,
     maxBodyBytes: config.http.maxBodyBytes,
   });
+  await app.register(webRoutes, deps.web);
   return app;
 }

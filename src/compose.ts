@@ -6,6 +6,7 @@ import type { AuthorizationServerLimits } from './auth/authorization-server/limi
 import type { AuthorizationServerOptions } from './auth/authorization-server/routes.js';
 import { SIGNING_ALG, StateFile } from './auth/authorization-server/state-file.js';
 import { UserStore, usersFilePath } from './auth/authorization-server/user-store.js';
+import { WEB_CLIENT_ID, webClientSecret } from './auth/authorization-server/web-client.js';
 import { createExternalVerifier } from './auth/resource-server/external-verifier.js';
 import { localKeyResolver } from './auth/resource-server/local-key-resolver.js';
 import { createJwtVerifier, type TokenVerifier } from './auth/resource-server/token-verifier.js';
@@ -16,7 +17,8 @@ import { createEmbeddingProvider } from './embeddings/create-provider.js';
 import { instrumentProvider } from './embeddings/instrumented-provider.js';
 import type { EmbeddingProvider } from './embeddings/provider.js';
 import { buildMetricsApp } from './http/metrics.js';
-import { addressRateLimit } from './http/rate-limit.js';
+import { loopbackHostCheck } from './http/origin.js';
+import { addressRateLimit, rateLimitHook } from './http/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
@@ -27,6 +29,8 @@ import { forgetTool } from './tools/forget.js';
 import { listMemoriesTool } from './tools/list-memories.js';
 import { recallTool } from './tools/recall.js';
 import { rememberTool } from './tools/remember.js';
+import { WEB_CALLBACK_PATH, type WebPageOptions, type WebSignIn } from './web/routes.js';
+import { WebSessions } from './web/sessions.js';
 
 export interface Service {
   readonly app: FastifyInstance;
@@ -50,6 +54,9 @@ export interface ComposeOptions {
   readonly clientMetadataConnect?: ClientMetadataFetchOptions['connect'];
 }
 
+/** Sign-ins a client address may start on the web page per minute (the authorization server counts its own). */
+const WEB_SIGN_IN_PER_MINUTE = 30;
+
 /** The composition root: configuration in, a wired application out. */
 export async function composeService(config: Config, options: ComposeOptions = {}): Promise<Service> {
   const metrics = new ServiceMetrics();
@@ -66,8 +73,10 @@ export async function composeService(config: Config, options: ComposeOptions = {
   });
   const { db, embedder } = storage;
   metrics.watchPool(() => db.poolStats());
+  const users = stateFile === undefined ? undefined : new UserStore(usersFilePath(config.dataDir));
   const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
   const memory = new MemoryService({ db, embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold });
+  const signIn = webSignIn(config, { stateFile, verifier, db });
   const app = await buildApp(config, {
     tools: [
       rememberTool(memory, config.memory.maxTextChars),
@@ -81,7 +90,8 @@ export async function composeService(config: Config, options: ComposeOptions = {
     logger,
     metrics,
     health: { database: () => db.ready(), embeddings: () => embedder.ready() },
-    authorizationServer: builtInAuthorizationServer(config, { stateFile, db, logger, options }),
+    authorizationServer: builtInAuthorizationServer(config, { stateFile, users, db, logger, options, webPageOn: signIn.on }),
+    web: webPage(config, { memory, signIn, users, logger }),
   });
   const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
 
@@ -101,21 +111,84 @@ export async function composeService(config: Config, options: ComposeOptions = {
 
 function builtInAuthorizationServer(
   config: Config,
-  parts: { stateFile: StateFile | undefined; db: DatabaseHandle; logger: Logger; options: ComposeOptions },
+  parts: { stateFile: StateFile | undefined; users: UserStore | undefined; db: DatabaseHandle; logger: Logger; options: ComposeOptions; webPageOn: boolean },
 ): AuthorizationServerOptions | undefined {
-  const { stateFile, db, logger, options } = parts;
-  if (!config.oauth.builtIn || stateFile === undefined) return undefined;
+  const { stateFile, users, db, logger, options, webPageOn } = parts;
+  if (!config.oauth.builtIn || stateFile === undefined || users === undefined) return undefined;
   return {
     issuer: config.baseUrl,
     resource: config.resourceUrl,
     audience: config.oauth.audience,
     stateFile,
-    users: new UserStore(usersFilePath(config.dataDir)),
+    users,
     db,
     logger,
     limits: options.authorizationServerLimits,
     clientMetadata: { allowedHosts: config.oauth.clientMetadataAllowedHosts, connect: options.clientMetadataConnect },
     perAddressLimit: addressRateLimit,
+    webRedirectUri: webPageOn ? `${config.baseUrl}${WEB_CALLBACK_PATH}` : undefined,
+  };
+}
+
+/**
+ * How the page signs people in: as the built-in authorization server's own first-party client (its secret
+ * follows the state file), or as the client the operator registered at an external server. Off otherwise.
+ */
+function webSignIn(
+  config: Config,
+  deps: { stateFile: StateFile | undefined; verifier: TokenVerifier | undefined; db: DatabaseHandle },
+): WebSignIn {
+  const issuer = config.oauth.authorizationServer;
+  const { verifier, stateFile } = deps;
+  if (issuer === undefined || verifier === undefined) return { on: false, reason: 'no authorization server is configured (OAuthAuthorizationServer).' };
+  const secure = new URL(config.baseUrl).protocol === 'https:';
+  if (stateFile !== undefined) {
+    const secret = async () => webClientSecret(await stateFile.current());
+    return {
+      on: true,
+      client: { issuer, inProcess: true, credentials: async () => ({ clientId: WEB_CLIENT_ID, clientSecret: await secret() }) },
+      verifier,
+      sessions: new WebSessions({ db: deps.db, secure, issuer, secret }),
+    };
+  }
+  const { clientId, clientSecret } = config.web;
+  if (clientId === undefined || clientSecret === undefined) {
+    return { on: false, reason: 'the external authorization server needs a client for it (WebClientId, MEMORY_SERVICE_WEB_CLIENT_SECRET).' };
+  }
+  return {
+    on: true,
+    client: { issuer, inProcess: false, credentials: async () => ({ clientId, clientSecret }) },
+    verifier,
+    sessions: new WebSessions({ db: deps.db, secure, issuer, secret: async () => clientSecret }),
+  };
+}
+
+function webPage(
+  config: Config,
+  deps: { memory: MemoryService; signIn: WebSignIn; users: UserStore | undefined; logger: Logger },
+): WebPageOptions {
+  const { users } = deps;
+  const perMinute = config.http.rateLimitPerMinute;
+  return {
+    baseUrl: config.baseUrl,
+    resource: config.resourceUrl,
+    memory: deps.memory,
+    signIn: deps.signIn,
+    maxTextChars: config.memory.maxTextChars,
+    maxBodyBytes: config.http.maxBodyBytes,
+    importMaxBytes: config.web.importMaxBytes,
+    // A removed user, or one whose password changed since, is signed out of the page at once (their tokens are refused too).
+    accountActive:
+      users === undefined
+        ? undefined
+        : (subject, signedInAt) => {
+            const user = users.findById(subject);
+            return user !== undefined && Date.parse(user.passwordChangedAt) <= signedInAt.getTime() + 1000;
+          },
+    hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
+    perAddressLimit: (app) => addressRateLimit(app, WEB_SIGN_IN_PER_MINUTE, 'web-sign-in'),
+    perSubjectLimit: perMinute > 0 ? (app) => rateLimitHook(app, perMinute, (request) => `web:${request.webSession?.subject ?? request.ip}`) : undefined,
+    logger: deps.logger,
   };
 }
 

@@ -7,6 +7,7 @@ import { migrateCommand } from './migrate.js';
 import { reembedCommand } from './reembed.js';
 import { serveCommand } from './serve.js';
 import { tokenIssueCommand } from './token-issue.js';
+import { exportCommand, importCommand } from './transfer.js';
 import { userCommand, type UserAction } from './user.js';
 
 const USAGE = `Usage: memory-service <command> [options]
@@ -17,6 +18,9 @@ Commands:
   token issue --sub SUBJECT    Print a signed access token for SUBJECT (built-in authorization server)
         [--scope "memory:read memory:write"] [--ttl 30d]
   reembed [--batch-size 64]    Re-embed every memory with the configured embedding model
+  export --sub SUBJECT         Write every memory and tombstone of SUBJECT as JSONL to standard output
+  import --sub SUBJECT FILE    Import a JSONL file (an export, or an MCP memory server's memory.jsonl;
+        [--batch-size 64]      - for standard input); exit 3 when some lines were refused
   user add NAME                Add a user of the built-in authorization server (password from a
                                prompt, or the first line of standard input)
   user passwd NAME             Change a user's password (ends their earlier logins)
@@ -24,11 +28,11 @@ Commands:
   user list                    List users and their ids (the \`sub\` owning their memories)
 
 Every command takes --config FILE (else $MEMORY_SERVICE_CONFIG, else ./application.ini if present).
+With the embedded database (no DatabaseUrl), stop the server before migrate, reembed, export or import.
 `;
 
 /** The installed application's root (two levels above src/cli or dist/cli). */
 export const APP_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
 
 
 export async function main(argv: readonly string[], io: CommandIO = process): Promise<number> {
@@ -60,6 +64,11 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
     loadConfig({ configFile: values.config, env: process.env, cwd: process.cwd(), appRoot: APP_ROOT });
 
   try {
+    // Commands whose further words are files, not subcommands.
+    if (command === 'export') return await exportCommand(config(), { sub: values.sub, args: rest }, io);
+    if (command === 'import') {
+      return await importCommand(config(), { sub: values.sub, batchSize: values['batch-size'], args: rest }, { ...io, stdin: process.stdin });
+    }
     switch (`${command}${rest.length > 0 ? ` ${rest[0]}` : ''}`) {
       case 'serve':
         return await serveCommand(config());

@@ -1,9 +1,8 @@
 import { issueAccessToken } from '../auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE, SCOPES } from '../auth/scopes.js';
 import { StateFile } from '../auth/authorization-server/state-file.js';
-import { subjectProblem } from '../auth/subject.js';
 import type { Config } from '../config/load-config.js';
-import { UsageError, type CommandIO } from './command.js';
+import { subjectOption, UsageError, type CommandIO } from './command.js';
 
 const DEFAULT_TTL = '30d';
 
@@ -13,10 +12,8 @@ export async function tokenIssueCommand(
   options: { sub: string | undefined; scope: string | undefined; ttl: string | undefined },
   io: CommandIO,
 ): Promise<number> {
-  if (options.sub === undefined || options.sub.trim() === '') throw new UsageError('token issue: --sub SUBJECT is required');
-  // The verifier would refuse the token anyway: say so now rather than print a token that never works.
-  const problem = subjectProblem(options.sub.trim());
-  if (problem !== undefined) throw new UsageError(`token issue: --sub is not a usable subject: the ${problem}`);
+  // The verifier would refuse a token for a bad subject anyway: say so now rather than print one that never works.
+  const subject = subjectOption(options.sub, 'token issue');
   if (!config.oauth.builtIn) {
     throw new UsageError(
       'token issue: only the built-in authorization server issues tokens (OAuthAuthorizationServer must equal BaseUrl); ' +
@@ -31,7 +28,7 @@ export async function tokenIssueCommand(
   const token = await issueAccessToken(new StateFile(config.oauth.asIniFile), {
     issuer: config.oauth.authorizationServer!,
     audience: config.oauth.audience,
-    subject: options.sub.trim(),
+    subject,
     scope: scope.join(' '),
     ttlSeconds: parseDuration(options.ttl ?? DEFAULT_TTL),
   });

@@ -56,6 +56,14 @@ export interface Config {
     readonly host: string;
     readonly port: number | undefined;
   };
+  readonly web: {
+    /** The page's client at an external authorization server (WebClientId); undefined with the built-in one. */
+    readonly clientId: string | undefined;
+    /** Its secret; only ever from the environment (MEMORY_SERVICE_WEB_CLIENT_SECRET). */
+    readonly clientSecret: string | undefined;
+    /** The largest file the page imports. */
+    readonly importMaxBytes: number;
+  };
   readonly logLevel: SettingValues['LogLevel'];
 }
 
@@ -135,6 +143,8 @@ export function loadConfig(options: LoadConfigOptions): Config {
   parse('LogLevel', 'info');
   parse('RateLimitPerMinute', '600');
   parse('TrustProxy', '');
+  parse('WebClientId', '');
+  parse('WebImportMaxBytes', String(10 * 1024 * 1024));
   parse('MetricsHost', '127.0.0.1');
   parse('MetricsPort', '');
 
@@ -145,6 +155,14 @@ export function loadConfig(options: LoadConfigOptions): Config {
     );
   }
   problems.push(...embeddingProblems(values));
+  const webClientSecret = nonEmpty(options.env.MEMORY_SERVICE_WEB_CLIENT_SECRET);
+  if (values.WebClientId !== undefined) {
+    if (values.OAuthAuthorizationServer === undefined || values.OAuthAuthorizationServer === values.BaseUrl) {
+      problems.push('WebClientId: only for an external OAuthAuthorizationServer; the built-in authorization server has its own client for the page');
+    } else if (webClientSecret === undefined) {
+      problems.push('WebClientId: needs the client\'s secret in MEMORY_SERVICE_WEB_CLIENT_SECRET (secrets are read only from the environment)');
+    }
+  }
 
   if (problems.length > 0) throw new ConfigError(problems, configFile ?? 'environment and defaults');
   const v = values as SettingValues;
@@ -193,6 +211,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       trustProxy: v.TrustProxy,
     },
     metrics: { token: nonEmpty(options.env.MEMORY_SERVICE_METRICS_TOKEN), host: v.MetricsHost, port: v.MetricsPort },
+    web: { clientId: v.WebClientId, clientSecret: webClientSecret, importMaxBytes: v.WebImportMaxBytes },
     logLevel: v.LogLevel,
   });
 }
@@ -244,7 +263,7 @@ function readSettingsFile(file: string, problems: string[]): Partial<Record<Sett
     if (typeof value === 'object' && value !== null) {
       problems.push(`[${key}]: sections are not supported; settings are top-level keys`);
     } else if (!known.has(key) && /secret|api.?key|password|token/i.test(key)) {
-      problems.push(`${key}: secrets are read only from the environment (OPENAI_API_KEY, MEMORY_SERVICE_METRICS_TOKEN), never from the file`);
+      problems.push(`${key}: secrets are read only from the environment (OPENAI_API_KEY, MEMORY_SERVICE_METRICS_TOKEN, MEMORY_SERVICE_WEB_CLIENT_SECRET), never from the file`);
     } else if (!known.has(key)) {
       problems.push(`${key}: unknown setting`);
     } else {

@@ -107,6 +107,8 @@ export const settings = {
     env: 'MEMORY_SERVICE_TRUST_PROXY',
     schema: list.pipe(z.array(z.string().refine(isAddressOrCidr, 'must list IP addresses, CIDR ranges or loopback/linklocal/uniquelocal'))),
   },
+  WebClientId: { env: 'MEMORY_SERVICE_WEB_CLIENT_ID', schema: optionalString },
+  WebImportMaxBytes: { env: 'MEMORY_SERVICE_WEB_IMPORT_MAX_BYTES', schema: integer(1024, 1024 * 1024 * 1024) },
   MetricsHost: { env: 'MEMORY_SERVICE_METRICS_HOST', schema: z.string().trim().min(1, 'must not be empty') },
   MetricsPort: {
     env: 'MEMORY_SERVICE_METRICS_PORT',

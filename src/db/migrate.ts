@@ -7,6 +7,7 @@ import * as subjectStats from './migrations/0005_subject_stats.js';
 import { createVectorIndexStatement, isIndexable } from './pgvector.js';
 import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
 import * as oauthObjects from './migrations/0007_oauth_objects.js';
+import * as webSessions from './migrations/0008_web_sessions.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0005_subject_stats': subjectStats,
   '0006_all_subjects_setting': allSubjectsSetting,
   '0007_oauth_objects': oauthObjects,
+  '0008_web_sessions': webSessions,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -9,6 +9,7 @@ import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATim
 import { guardedPool } from './guarded-pool.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteEngine } from './pglite-engine.js';
+import { lockDataFolder } from './pglite-lock.js';
 import { PGLITE_PARSERS } from './pglite-timestamps.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 import type { Database, DbTransaction } from './schema.js';
@@ -41,6 +42,11 @@ export interface DatabaseHandle {
    * rows are. Nothing else sets the setting that admits those objects, so no subject's transaction sees them.
    */
   withAuthorizationServer<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
+  /**
+   * One transaction in which row-level security admits no subject's rows: for tables that are not subject data
+   * and are read before anyone is known (web sessions, looked up by the hash of their cookie).
+   */
+  withoutSubject<T>(activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
   /** Database reachable and migrations current. */
   ready(): Promise<boolean>;
   /** Pool use, for metrics. */
@@ -96,6 +102,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let pglite: PGliteEngine | undefined;
   /** Whether a commit whose answer was lost can be looked up (PostgreSQL: pg_xact_status). */
   let outcomeOf: ((xid: string) => Promise<Outcome>) | undefined;
+  let unlock: (() => void) | undefined;
 
   if (options.url !== undefined) {
     engine = 'postgres';
@@ -125,6 +132,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   } else {
     engine = 'pglite';
     const owned = options.pglite === undefined;
+    if (owned && !options.dataDir.startsWith('memory://')) {
+      mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+      // One process per data folder: a second one (a CLI import while the server runs) is told so, clearly.
+      unlock = lockDataFolder(options.dataDir);
+    }
     const open = async (): Promise<PGlite> => {
       const instance = await openPGlite(options.dataDir);
       // Session-level for migrations; every transaction also sets it locally, so a PGlite shared by several
@@ -132,7 +144,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       await instance.exec(`set search_path to ${searchPath}`);
       return instance;
     };
-    const first = options.pglite ?? (await open());
+    let first: PGlite;
+    try {
+      first = options.pglite ?? (await open());
+    } catch (error) {
+      unlock?.();
+      throw error;
+    }
     if (!owned) await first.exec(`set search_path to ${searchPath}`);
     pglite = new PGliteEngine(first, {
       reopen: owned && !options.dataDir.startsWith('memory://') ? open : undefined,
@@ -203,6 +221,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   async function closeQuietly(): Promise<void> {
     if (pool !== undefined) await kysely.destroy().catch(() => undefined);
     else if (options.pglite === undefined) await pglite?.close().catch(() => undefined);
+    unlock?.();
   }
 
   return {
@@ -211,6 +230,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     withSubject: (subject, activity, fn) => scoped({ subject, allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
     withAllSubjects: (activity, fn) => scoped({ subject: '', allSubjects: 'on', authorizationServer: 'off' }, activity, fn),
     withAuthorizationServer: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'on' }, activity, fn),
+    // No subject is the empty string (see auth/subject.ts), so '' admits no subject's rows.
+    withoutSubject: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);

@@ -79,12 +79,23 @@ export interface OAuthObjectsTable {
   expires_at: Timestamp;
 }
 
+/** Sessions of the web page (migration 0008); not subject-scoped by row-level security. */
+export interface WebSessionsTable {
+  id_hash: string;
+  subject: string;
+  scopes: string;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface Database {
   memories: MemoriesTable;
   tombstones: TombstonesTable;
   memory_terms: MemoryTermsTable;
   subject_stats: SubjectStatsTable;
   oauth_objects: OAuthObjectsTable;
+  web_sessions: WebSessionsTable;
 }
 
 /** The one transaction type: every storage function runs inside a subject-scoped transaction of this shape. */

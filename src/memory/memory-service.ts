@@ -1,14 +1,18 @@
+import { eraseSubject } from '../db/erase-subject.js';
 import { confirmMemory, deleteMemory, insertMemory } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
-import { fetchMemories } from '../db/memories/read-memories.js';
-import { findNearTombstones, insertTombstone } from '../db/memories/tombstones.js';
+import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memories.js';
+import { subjectMemoryCount } from '../db/memories/subject-stats.js';
+import { countTombstones, eraseTombstones, findNearTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
+import { exportMemoryPage } from '../db/memories/transfer.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import { storedVector, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, notFound } from '../errors.js';
 import { fitToBudget, toMemory } from './budget.js';
+import { importItems, type ImportOptions } from './import.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { compareFacts } from './same-fact.js';
 import { rejectSecrets } from './secrets.js';
@@ -18,13 +22,22 @@ import type {
   CorrectResult,
   Correction,
   DedupPolicy,
+  ErasedRows,
+  ExportRecord,
   ForgetResult,
+  ImportItem,
+  ImportSummary,
+  ListPosition,
   ListRequest,
   ListResult,
+  Memory,
   NewMemory,
   RecallRequest,
   RecallResult,
   RememberResult,
+  TagCount,
+  TombstonePage,
+  TombstonePosition,
 } from './types.js';
 
 export interface MemoryServiceOptions {
@@ -46,6 +59,10 @@ const CANDIDATE_MARGIN = 0.15;
 const NEAR_CANDIDATES = 20;
 /** Share of content words and names in common that lists a candidate below the threshold. */
 const LISTED_OVERLAP = 0.3;
+/** Longer than any text MaxTextChars allows: "the whole text". */
+const WHOLE_TEXT = 1_000_000;
+/** Rows an export reads per transaction. */
+const EXPORT_BATCH = 500;
 
 /**
  * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
@@ -176,6 +193,87 @@ export class MemoryService {
       if (confirmed === undefined) throw notFound(`memory ${memoryId}`);
       return { memoryId, lastConfirmedAt: confirmed };
     });
+  }
+
+  /** One memory, expired or not, with its whole text. NOT_FOUND for another subject's id too. */
+  async get(subject: string, memoryId: number): Promise<Memory> {
+    return this.#options.db.withSubject(subject, 'reading the memory', async (trx) => {
+      const record = await readMemory(trx, subject, memoryId, WHOLE_TEXT);
+      if (record === undefined) throw notFound(`memory ${memoryId}`);
+      return toMemory(record, false);
+    });
+  }
+
+  /** How many memories (expired ones included) and tombstones the subject has. */
+  async counts(subject: string): Promise<{ memories: number; tombstones: number }> {
+    return this.#options.db.withSubject(subject, 'counting memories', async (trx) => ({
+      memories: await subjectMemoryCount(trx, subject),
+      tombstones: await countTombstones(trx, subject),
+    }));
+  }
+
+  /** The tags of the subject's live memories, most used first. */
+  async tags(subject: string, limit: number): Promise<TagCount[]> {
+    return this.#options.db.withSubject(subject, 'reading tags', (trx) => tagCounts(trx, subject, limit));
+  }
+
+  /** One page of what was corrected or forgotten, newest first. */
+  async tombstones(subject: string, request: { readonly after: TombstonePosition | undefined; readonly limit: number }): Promise<TombstonePage> {
+    return this.#options.db.withSubject(subject, 'listing tombstones', async (trx) => {
+      const rows = await tombstonePage(trx, subject, { after: request.after, order: 'newest', rows: request.limit + 1 });
+      const page = rows.slice(0, request.limit);
+      return { tombstones: page, next: rows.length > request.limit ? page.at(-1)?.position : undefined };
+    });
+  }
+
+  /**
+   * Erases the record that memory `memoryId` was corrected or forgotten (NOT_FOUND when there is none), or
+   * every such record of the subject when `memoryId` is undefined; returns how many went.
+   */
+  async eraseTombstones(subject: string, memoryId: number | undefined): Promise<number> {
+    return this.#options.db.withSubject(subject, 'erasing tombstones', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      const erased = await eraseTombstones(trx, subject, memoryId);
+      if (memoryId !== undefined && erased === 0) throw notFound(`tombstone of memory ${memoryId}`);
+      return erased;
+    });
+  }
+
+  /** Deletes everything stored of the subject (memories, tombstones, their index rows and counts, web sessions), at once. */
+  async eraseEverything(subject: string): Promise<ErasedRows> {
+    return this.#options.db.withSubject(subject, 'deleting all data', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      return eraseSubject(trx, subject);
+    });
+  }
+
+  /**
+   * Every memory (expired ones too, oldest first) and then every tombstone of the subject, read a batch per
+   * transaction so that an export of any size holds neither the whole set in memory nor the database.
+   */
+  async *exportRecords(subject: string): AsyncGenerator<ExportRecord> {
+    const { db } = this.#options;
+    let after: ListPosition | undefined;
+    for (;;) {
+      const page = await db.withSubject(subject, 'exporting memories', (trx) => exportMemoryPage(trx, subject, after, EXPORT_BATCH));
+      for (const { memory } of page) yield { kind: 'memory', memory };
+      if (page.length < EXPORT_BATCH) break;
+      after = page.at(-1)!.position;
+    }
+    let afterTombstone: TombstonePosition | undefined;
+    for (;;) {
+      const page = await db.withSubject(subject, 'exporting tombstones', (trx) =>
+        tombstonePage(trx, subject, { after: afterTombstone, order: 'oldest', rows: EXPORT_BATCH }),
+      );
+      for (const { position: _position, ...tombstone } of page) yield { kind: 'tombstone', tombstone };
+      if (page.length < EXPORT_BATCH) break;
+      afterTombstone = page.at(-1)!.position;
+    }
+  }
+
+  /** Imports memories and tombstones read from a file (see import.ts); never throws for a refused item. */
+  async import(subject: string, items: AsyncIterable<ImportItem>, options: ImportOptions): Promise<ImportSummary> {
+    return importItems(this.#options.db, this.#options.embedder, subject, items, options);
   }
 
   /** Embeds one of `subject`'s texts (the subject is the provider's fairness key) as a vector tagged with its model. */

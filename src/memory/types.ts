@@ -1,4 +1,17 @@
-import type { CaptureMode, ListPosition, MemoryFilters, MemoryRecord, NearMemory, TombstoneMatch } from '../db/memories/records.js';
+import type {
+  CaptureMode,
+  ImportedTimestamps,
+  ListPosition,
+  MemoryFilters,
+  MemoryRecord,
+  NearMemory,
+  NewMemory,
+  StoredMemory,
+  TombstoneMatch,
+  TombstonePosition,
+  TombstoneReason,
+  TombstoneRecord,
+} from '../db/memories/records.js';
 
 /**
  * What the memory service takes and returns: domain values (camelCase, Dates, unrounded numbers), no wire
@@ -10,10 +23,14 @@ export type {
   MemoryFilters,
   NearMemory,
   NewMemory,
+  StoredMemory,
   TagMatch,
   TombstoneMatch,
+  TombstonePosition,
   TombstoneReason,
+  TombstoneRecord,
 } from '../db/memories/records.js';
+export type { ErasedRows } from '../db/erase-subject.js';
 
 export type DedupPolicy = 'insert' | 'skip_if_near' | 'ask';
 
@@ -99,4 +116,79 @@ export interface ConfirmResult {
 
 export interface ForgetResult {
   readonly memoryId: number;
+}
+
+export interface TombstonePage {
+  /** Newest first. */
+  readonly tombstones: readonly TombstoneRecord[];
+  /** Where the next page starts; undefined on the last page. */
+  readonly next: TombstonePosition | undefined;
+}
+
+export interface TagCount {
+  readonly tag: string;
+  /** Live memories carrying it. */
+  readonly memories: number;
+}
+
+/** One record of an export, in file order: every memory (oldest first), then every tombstone (oldest first). */
+export type ExportRecord = { readonly kind: 'memory'; readonly memory: StoredMemory } | { readonly kind: 'tombstone'; readonly tombstone: TombstoneRecord };
+
+/** Where an import item came from, to report a refusal without repeating its text. */
+export interface ImportSource {
+  /** 1-based line of the file. */
+  readonly line: number;
+  /** Within the line, when one line gives several items (`observations[2]`). */
+  readonly part?: string | undefined;
+}
+
+/**
+ * What an import file holds, item by item, as its reader understood it: a memory, a tombstone, or something
+ * the reader already refused (bad JSON, invalid fields) with the reason.
+ */
+export type ImportItem =
+  | {
+      readonly kind: 'memory';
+      readonly source: ImportSource;
+      /** Tags as given: checked for secrets, then normalised, like remember's. */
+      readonly memory: NewMemory;
+      /** The file's creation and update times, when it has them. */
+      readonly timestamps: ImportedTimestamps | undefined;
+      /** The id the memory had where it was exported, so the file's tombstones can point at it. */
+      readonly formerId: number | undefined;
+    }
+  | {
+      readonly kind: 'tombstone';
+      readonly source: ImportSource;
+      readonly text: string;
+      readonly tags: readonly string[];
+      readonly reason: TombstoneReason;
+      readonly note: string | undefined;
+      readonly memoryCreatedAt: Date;
+      readonly tombstonedAt: Date;
+      readonly formerId: number | undefined;
+      /** The former id of the memory that replaced it. */
+      readonly formerReplacedBy: number | undefined;
+    }
+  | { readonly kind: 'refused'; readonly source: ImportSource; readonly reason: string };
+
+export interface ImportRefusal {
+  readonly source: ImportSource;
+  /** What was wrong (never the refused text itself). */
+  readonly reason: string;
+}
+
+export interface ImportSummary {
+  readonly memoriesImported: number;
+  readonly tombstonesImported: number;
+  /** Memories and tombstones already stored (the same text and tags; for tombstones, the same text, reason and time). */
+  readonly duplicatesSkipped: number;
+  readonly refused: number;
+  /** The first refusals, in file order (at most MAX_REPORTED_REFUSALS). */
+  readonly refusals: readonly ImportRefusal[];
+  /**
+   * Why the import stopped before the end (the embedding provider or the database failed); undefined when it
+   * finished. Everything counted above is stored; running the same import again continues where it stopped.
+   */
+  readonly stoppedBy: { readonly code: string; readonly message: string } | undefined;
 }

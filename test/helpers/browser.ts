@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page, type Response } from 'playwright-core';
+import { chromium, type Browser as ChromiumBrowser, type BrowserContext, type Page, type Response } from 'playwright-core';
 
 /** Debian's chromium (`apt-get install chromium`), driven by playwright-core. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -180,3 +180,15 @@ export async function authorizeInFreshBrowser(
   }
 }
 
+
+/**
+ * A headless chromium for tests that need several independent contexts (JavaScript off, a phone's viewport, a
+ * context that bypasses the page's CSP to inject a checker): each context has its own cookies.
+ */
+export async function launchChromium(): Promise<ChromiumBrowser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}

@@ -20,28 +20,58 @@ export interface ExternalIssuer {
 
 const CLIENT = { client_id: 'robot', client_secret: 'robot-secret-robot-secret-robot-secret' };
 
-export async function startExternalIssuer(options: { defaultResource: string }): Promise<ExternalIssuer> {
+/**
+ * A confidential client for a person's browser sign-in (authorization code + PKCE), as an operator registers
+ * one for the web page. With it, the server also shows oidc-provider's development login and consent pages
+ * (any login name is accepted and becomes the `sub`), as a real identity provider's pages would.
+ */
+export interface ExternalWebClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly redirectUri: string;
+}
+
+export async function startExternalIssuer(options: { defaultResource: string; webClient?: ExternalWebClient }): Promise<ExternalIssuer> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let jwksFetches = 0;
   const server = createServer((req, res) => {
     if (req.url?.startsWith('/jwks') === true) jwksFetches += 1;
     handler!(req, res);
   });
+  // Idle connections are left for the client to close: a server closing one after 5 s races a client reusing it
+  // (ECONNRESET on a busy machine). close() below ends them all.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const keys: JWK[] = [];
+  const web = options.webClient;
   const rotate = () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-384' });
     keys.unshift({ ...(privateKey.export({ format: 'jwk' }) as JWK), kid: randomUUID(), alg: 'ES384', use: 'sig' });
     const provider = new Provider(issuer, {
       jwks: { keys: [...keys] },
-      clients: [{ ...CLIENT, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES384' }],
+      clients: [
+        { ...CLIENT, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES384' },
+        ...(web === undefined
+          ? []
+          : [
+              {
+                client_id: web.clientId,
+                client_secret: web.clientSecret,
+                redirect_uris: [web.redirectUri],
+                grant_types: ['authorization_code'],
+                response_types: ['code' as const],
+                token_endpoint_auth_method: 'client_secret_post' as const,
+                id_token_signed_response_alg: 'ES384' as const,
+              },
+            ]),
+      ],
       enabledJWA: { idTokenSigningAlgValues: ['ES384'] },
       scopes: ['memory:read', 'memory:write'],
       features: {
         clientCredentials: { enabled: true },
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: web !== undefined },
         resourceIndicators: {
           enabled: true,
           defaultResource: () => options.defaultResource,

@@ -1,4 +1,4 @@
-import Provider, { errors, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../logger.js';
 import { SCOPES } from '../scopes.js';
 import { CLIENT_POLICY_HOOK, validateClientMetadata } from './client-metadata.js';
@@ -8,6 +8,7 @@ import type { OAuthStore } from './oauth-store.js';
 import { messagePage, PAGE_HEADERS } from './pages.js';
 import { derivedKey, SIGNING_ALG, type AuthorizationServerState, type StateFile } from './state-file.js';
 import type { UserStore } from './user-store.js';
+import { loadExistingGrant, WEB_CLIENT_ID, webClientMetadata, webClientSecret } from './web-client.js';
 
 export interface AuthorizationServerSettings {
   /** BaseUrl: the issuer, and the origin of every endpoint. */
@@ -21,11 +22,8 @@ export interface AuthorizationServerSettings {
   readonly store: OAuthStore;
   /** Fetches Client ID Metadata Documents (see client-metadata-fetch.ts). */
   readonly clientMetadataFetch: typeof fetch;
-  /**
-   * Clients known without registering (first-party: e.g. the service's own web page), in RFC 7591 metadata; they
-   * go through the same redirect-URI and size rules as registered ones.
-   */
-  readonly staticClients: readonly ClientMetadata[];
+  /** The web page's callback; the page is then a static first-party client (web-client.ts). */
+  readonly webRedirectUri?: string | undefined;
 }
 
 const ACCESS_TOKEN_TTL = 60 * 60;
@@ -43,7 +41,8 @@ const CLIENT_METADATA_CACHE_SECONDS = { min: 60, max: 24 * 60 * 60 };
 export function createProvider(settings: AuthorizationServerSettings, state: AuthorizationServerState, users: UserStore, logger: Logger): Provider {
   const configuration: Configuration = {
     adapter: settings.store.adapterFactory(state.generation),
-    clients: settings.staticClients.map((client) => ({ ...client })),
+    clients: settings.webRedirectUri === undefined ? [] : [webClientMetadata(webClientSecret(state), settings.webRedirectUri)],
+    loadExistingGrant: (ctx) => loadExistingGrant(ctx, settings.resource),
     jwks: { keys: [{ ...state.signingKey.privateJwk, kid: state.signingKey.kid, alg: SIGNING_ALG, use: 'sig' }] },
     routes: ROUTES,
     responseTypes: ['code'],
@@ -106,7 +105,8 @@ export function createProvider(settings: AuthorizationServerSettings, state: Aut
     },
     extraClientMetadata: {
       properties: [CLIENT_POLICY_HOOK],
-      validator: (_ctx, key, _value, metadata) => validateClientMetadata(key, metadata),
+      // The web page's callback is BaseUrl's own, whatever its scheme; every other client is held to the rules.
+      validator: (_ctx, key, _value, metadata) => (metadata.client_id === WEB_CLIENT_ID ? undefined : validateClientMetadata(key, metadata)),
     },
     fetch: settings.clientMetadataFetch,
     findAccount: (ctx, id, token) => {

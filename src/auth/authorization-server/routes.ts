@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { ClientMetadata } from 'oidc-provider';
 import type { DatabaseHandle } from '../../db/open-database.js';
 import type { Logger } from '../../logger.js';
 import { DEFAULT_SCOPE } from '../scopes.js';
@@ -28,13 +27,13 @@ export interface AuthorizationServerOptions {
   readonly limits?: AuthorizationServerLimits | undefined;
   /** OAuthClientMetadataAllowedHosts, and (tests) the network edge of metadata-document fetches. */
   readonly clientMetadata: Pick<ClientMetadataFetchOptions, 'allowedHosts' | 'connect'>;
-  /** First-party clients known without registering (see AuthorizationServerSettings.staticClients). */
-  readonly staticClients?: readonly ClientMetadata[] | undefined;
   /**
    * Makes a per-client-address request limit on `app` (an onRequest hook with counters of its own, named
    * `bucket`): every endpoint of the authorization server has one, since anyone can call them without a token.
    */
   readonly perAddressLimit: (app: FastifyInstance, perMinute: number, bucket: string) => onRequestAsyncHookHandler;
+  /** The web page's sign-in callback, when the page is on (it is then a first-party client). */
+  readonly webRedirectUri?: string | undefined;
 }
 
 type Budget = keyof AuthorizationServerLimits['perMinute'];
@@ -68,7 +67,7 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
       limits,
       store,
       clientMetadataFetch: clientMetadataFetch(options.clientMetadata),
-      staticClients: options.staticClients ?? [],
+      webRedirectUri: options.webRedirectUri,
     },
     options.stateFile,
     options.users,

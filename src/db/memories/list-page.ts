@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbTransaction } from '../schema.js';
 import { memoryConditions } from './filters.js';
 import { memoryColumns, toMemoryRecord, type MemoryRow } from './read-memories.js';
@@ -17,6 +17,11 @@ export interface ListedMemory extends MemoryRecord {
   readonly position: ListPosition;
 }
 
+/** A timestamp column as UTC text to the microsecond, for a keyset position (a Date would lose the microseconds). */
+export function microsecondsUtc(column: string): RawBuilder<string> {
+  return sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
 /**
  * Up to `rows` of the subject's memories, newest first, after `request.after`.
  * Keyset pagination over the (subject, created_at desc, id desc) index: pages stay stable and cheap at any depth.
@@ -25,7 +30,7 @@ export async function listPage(trx: DbTransaction, subject: string, request: Lis
   const after = request.after === undefined ? sql`true` : sql`(created_at, id) < (${request.after.createdAt}::timestamptz, ${request.after.id})`;
   const result = await sql<MemoryRow & { position: string }>`
     select ${memoryColumns(request.maxChars)},
-           to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position
+           ${microsecondsUtc('created_at')} as position
       from memories
      where ${memoryConditions(subject, request.filters, { includeExpired: request.includeExpired })} and ${after}
      order by created_at desc, id desc

@@ -1,10 +1,16 @@
 import { sql } from 'kysely';
 import type { StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
-import type { NewMemory, RemovedMemory } from './records.js';
+import type { ImportedTimestamps, NewMemory, RemovedMemory } from './records.js';
 
-/** Inserts one memory of the subject; returns its id. */
-export async function insertMemory(trx: DbTransaction, subject: string, memory: NewMemory, vector: StoredVector): Promise<number> {
+/** Inserts one memory of the subject; returns its id. An import keeps the file's creation and update times. */
+export async function insertMemory(
+  trx: DbTransaction,
+  subject: string,
+  memory: NewMemory,
+  vector: StoredVector,
+  timestamps?: ImportedTimestamps,
+): Promise<number> {
   const row = await trx
     .insertInto('memories')
     .values({
@@ -20,6 +26,7 @@ export async function insertMemory(trx: DbTransaction, subject: string, memory: 
       embedding: vector.literal,
       embedding_model: vector.model,
       embedding_dimensions: vector.dimensions,
+      ...(timestamps === undefined ? {} : { created_at: timestamps.createdAt, updated_at: timestamps.updatedAt }),
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -49,3 +49,22 @@ export async function fetchMemories(trx: DbTransaction, subject: string, ids: re
      where subject = ${subject} and id = any(${ids.map(String)}::bigint[]) and ${notExpired}`.execute(trx);
   return rows.map(toMemoryRecord);
 }
+
+/** One of the subject's memories, expired or not; undefined when it has none with that id. */
+export async function readMemory(trx: DbTransaction, subject: string, id: number, maxChars: number): Promise<MemoryRecord | undefined> {
+  const { rows } = await sql<MemoryRow>`
+    select ${memoryColumns(maxChars)} from memories where subject = ${subject} and id = ${id}`.execute(trx);
+  return rows[0] === undefined ? undefined : toMemoryRecord(rows[0]);
+}
+
+/** The subject's tags with how many of its live memories carry each, most used first. */
+export async function tagCounts(trx: DbTransaction, subject: string, limit: number): Promise<{ tag: string; memories: number }[]> {
+  const { rows } = await sql<{ tag: string; memories: string | number }>`
+    select tag, count(*) as memories
+      from memories cross join unnest(tags) as tag
+     where subject = ${subject} and ${notExpired}
+     group by tag
+     order by count(*) desc, tag
+     limit ${limit}`.execute(trx);
+  return rows.map((row) => ({ tag: row.tag, memories: Number(row.memories) }));
+}

@@ -93,3 +93,58 @@ export interface ListPosition {
   readonly createdAt: string;
   readonly id: number;
 }
+
+/** Every stored field of a memory but its vector: what an export carries. */
+export interface StoredMemory {
+  readonly id: number;
+  readonly text: string;
+  readonly tags: readonly string[];
+  readonly importance: number;
+  readonly captureMode: CaptureMode | null;
+  readonly sourceProvider: string | null;
+  readonly sessionId: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly lastConfirmedAt: Date;
+  readonly expiresAt: Date | null;
+  readonly embeddingModel: string;
+}
+
+/** Every stored field of a tombstone but its vector. */
+export interface TombstoneRecord {
+  /** The id the memory had. */
+  readonly memoryId: number;
+  /** Its text. */
+  readonly text: string;
+  readonly tags: readonly string[];
+  readonly reason: TombstoneReason;
+  /** The memory that replaced it (corrected). */
+  readonly replacedBy: number | undefined;
+  readonly note: string | undefined;
+  readonly memoryCreatedAt: Date;
+  readonly tombstonedAt: Date;
+  readonly embeddingModel: string;
+}
+
+/** Where a page of tombstones ends: tombstoned_at to the microsecond (UTC text) and the tombstone's row id. */
+export interface TombstonePosition {
+  readonly tombstonedAt: string;
+  readonly id: number;
+}
+
+/** Timestamps an imported memory keeps from its file. */
+export interface ImportedTimestamps {
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A tombstone read from a file, its replacement already mapped to this database's ids. */
+export interface ImportedTombstone {
+  readonly text: string;
+  readonly tags: readonly string[];
+  readonly reason: TombstoneReason;
+  readonly replacedBy: number | undefined;
+  readonly note: string | undefined;
+  readonly memoryCreatedAt: Date;
+  readonly tombstonedAt: Date;
+}

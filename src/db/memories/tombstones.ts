@@ -1,15 +1,21 @@
+import { sql } from 'kysely';
 import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
-import type { RemovedMemory, TombstoneMatch, TombstoneReason } from './records.js';
+import { microsecondsUtc } from './list-page.js';
+import type { RemovedMemory, TombstoneMatch, TombstonePosition, TombstoneReason, TombstoneRecord } from './records.js';
 
-/** Records a removed memory, so remember can report it when the same fact comes back. */
+/**
+ * Records a removed memory, so remember can report it when the same fact comes back. An import gives the
+ * file's `tombstonedAt`; otherwise it is now.
+ */
 export async function insertTombstone(
   trx: DbTransaction,
   subject: string,
-  removed: RemovedMemory,
+  removed: Omit<RemovedMemory, 'importance'>,
   reason: TombstoneReason,
   replacedBy: number | undefined,
   note: string | undefined,
+  tombstonedAt?: Date,
 ): Promise<void> {
   await trx
     .insertInto('tombstones')
@@ -25,6 +31,7 @@ export async function insertTombstone(
       replaced_by: replacedBy ?? null,
       memory_created_at: removed.createdAt,
       note: note ?? null,
+      ...(tombstonedAt === undefined ? {} : { tombstoned_at: tombstonedAt }),
     })
     .execute();
 }
@@ -56,4 +63,73 @@ export async function findNearTombstones(
     similarity: Number(row.similarity),
     tombstonedAt: row.tombstoned_at,
   }));
+}
+
+interface TombstoneRow {
+  id: string | number;
+  memory_id: string | number;
+  text: string;
+  tags: string[];
+  reason: TombstoneReason;
+  replaced_by: string | number | null;
+  note: string | null;
+  memory_created_at: Date;
+  tombstoned_at: Date;
+  embedding_model: string;
+  position: string;
+}
+
+export interface ListedTombstone extends TombstoneRecord {
+  /** This tombstone's position, for the next page to start after it. */
+  readonly position: TombstonePosition;
+}
+
+/**
+ * Up to `rows` of the subject's tombstones after `after`, newest or oldest first. Keyset pagination over the
+ * (subject, tombstoned_at) index, the row id breaking ties.
+ */
+export async function tombstonePage(
+  trx: DbTransaction,
+  subject: string,
+  request: { readonly after: TombstonePosition | undefined; readonly order: 'newest' | 'oldest'; readonly rows: number },
+): Promise<ListedTombstone[]> {
+  const newest = request.order === 'newest';
+  const after =
+    request.after === undefined
+      ? sql`true`
+      : newest
+        ? sql`(tombstoned_at, id) < (${request.after.tombstonedAt}::timestamptz, ${request.after.id})`
+        : sql`(tombstoned_at, id) > (${request.after.tombstonedAt}::timestamptz, ${request.after.id})`;
+  const { rows } = await sql<TombstoneRow>`
+    select id, memory_id, text, tags, reason, replaced_by, note, memory_created_at, tombstoned_at, embedding_model,
+           ${microsecondsUtc('tombstoned_at')} as position
+      from tombstones
+     where subject = ${subject} and ${after}
+     order by ${newest ? sql`tombstoned_at desc, id desc` : sql`tombstoned_at, id`}
+     limit ${request.rows}`.execute(trx);
+  return rows.map((row) => ({
+    memoryId: Number(row.memory_id),
+    text: row.text,
+    tags: row.tags,
+    reason: row.reason,
+    replacedBy: row.replaced_by === null ? undefined : Number(row.replaced_by),
+    note: row.note ?? undefined,
+    memoryCreatedAt: row.memory_created_at,
+    tombstonedAt: row.tombstoned_at,
+    embeddingModel: row.embedding_model,
+    position: { tombstonedAt: row.position, id: Number(row.id) },
+  }));
+}
+
+/** Deletes the subject's tombstone of `memoryId`, or all its tombstones when undefined; returns how many. */
+export async function eraseTombstones(trx: DbTransaction, subject: string, memoryId: number | undefined): Promise<number> {
+  let query = trx.deleteFrom('tombstones').where('subject', '=', subject);
+  if (memoryId !== undefined) query = query.where('memory_id', '=', memoryId);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function countTombstones(trx: DbTransaction, subject: string): Promise<number> {
+  const row = await trx.selectFrom('tombstones').select(sql<string>`count(*)`.as('n')).where('subject', '=', subject).executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -1,0 +1,223 @@
+import { allocateMemoryId, memoriesWithTexts, tombstonesWithTexts } from '../db/memories/transfer.js';
+import { insertMemory } from '../db/memories/memories.js';
+import { insertTombstone } from '../db/memories/tombstones.js';
+import { lockSubjectForWrite } from '../db/memories/write-lock.js';
+import type { DatabaseHandle } from '../db/open-database.js';
+import { storedVector } from '../db/pgvector.js';
+import type { DbTransaction } from '../db/schema.js';
+import type { EmbeddingProvider } from '../embeddings/provider.js';
+import { embeddingError, isServiceError } from '../errors.js';
+import { rejectSecrets } from './secrets.js';
+import { canonicalTags } from './tags.js';
+import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
+
+/** Refusals reported by reason, in file order; past this many only their number. */
+export const MAX_REPORTED_REFUSALS = 100;
+
+export interface ImportOptions {
+  /** Items embedded and stored together: one embedding call and one transaction each. */
+  readonly batchSize: number;
+  /** Told the running totals after every batch. */
+  readonly onBatch?: (summary: ImportSummary) => void;
+}
+
+type Prepared =
+  | { readonly kind: 'memory'; readonly key: string; readonly formerId: number | undefined; readonly memory: NewMemory; readonly timestamps: Extract<ImportItem, { kind: 'memory' }>['timestamps'] }
+  | {
+      readonly kind: 'tombstone';
+      readonly key: string;
+      readonly formerId: number | undefined;
+      readonly item: Extract<ImportItem, { kind: 'tombstone' }>;
+      readonly tags: string[];
+    };
+
+/**
+ * Imports a stream of items into the subject's memories, batch by batch, and says what happened.
+ *
+ * Every memory passes remember's checks (secrets in every stored field, then tag normalisation); a refused item
+ * is reported by its line and reason and stores nothing. An item already stored is skipped: a memory with the
+ * same text and the same tags (as a set, normalised), a tombstone with the same text, reason and time. So
+ * importing the same file twice stores it once, and an import that stopped half-way (a failure, or the process
+ * killed) continues where it stopped when run again: duplicates are looked up before anything is embedded.
+ * Each batch is embedded in one call and stored in one transaction, under the subject's write lock.
+ *
+ * Tombstones keep pointing at the memory that replaced them: ids of the file (the exporting database's) are
+ * mapped to this database's as memories are stored, and a tombstone gets a new id from the memories' sequence.
+ */
+export async function importItems(
+  db: DatabaseHandle,
+  embedder: EmbeddingProvider,
+  subject: string,
+  items: AsyncIterable<ImportItem>,
+  options: ImportOptions,
+): Promise<ImportSummary> {
+  const run = new ImportRun(db, embedder, subject);
+  let batch: ImportItem[] = [];
+  try {
+    for await (const item of items) {
+      batch.push(item);
+      if (batch.length < options.batchSize) continue;
+      await run.importBatch(batch);
+      batch = [];
+      options.onBatch?.(run.summary(undefined));
+    }
+    if (batch.length > 0) {
+      await run.importBatch(batch);
+      options.onBatch?.(run.summary(undefined));
+    }
+  } catch (error) {
+    if (!isServiceError(error)) throw error;
+    return run.summary({ code: error.code, message: error.message });
+  }
+  return run.summary(undefined);
+}
+
+class ImportRun {
+  readonly #db: DatabaseHandle;
+  readonly #embedder: EmbeddingProvider;
+  readonly #subject: string;
+  /** Ids of the exporting database → ids here, for the tombstones' replaced_by. */
+  readonly #ids = new Map<number, number>();
+  #memories = 0;
+  #tombstones = 0;
+  #skipped = 0;
+  #refused = 0;
+  readonly #refusals: ImportRefusal[] = [];
+
+  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string) {
+    this.#db = db;
+    this.#embedder = embedder;
+    this.#subject = subject;
+  }
+
+  summary(stoppedBy: ImportSummary['stoppedBy']): ImportSummary {
+    return {
+      memoriesImported: this.#memories,
+      tombstonesImported: this.#tombstones,
+      duplicatesSkipped: this.#skipped,
+      refused: this.#refused,
+      refusals: [...this.#refusals],
+      stoppedBy,
+    };
+  }
+
+  async importBatch(batch: readonly ImportItem[]): Promise<void> {
+    const prepared: Prepared[] = [];
+    /** Later items of this batch that repeat an earlier one: skipped, their former ids mapped once it is stored. */
+    const repeats: Prepared[] = [];
+    const keys = new Set<string>();
+    for (const item of batch) {
+      const ready = this.#prepare(item);
+      if (ready === undefined) continue;
+      if (keys.has(ready.key)) {
+        repeats.push(ready);
+        continue;
+      }
+      keys.add(ready.key);
+      prepared.push(ready);
+    }
+    const subject = this.#subject;
+    // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
+    const stored = await this.#db.withSubject(subject, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
+    const fresh = prepared.filter((item) => !stored.has(item.key));
+    const vectors = fresh.length === 0 ? [] : await this.#embedder.embed(fresh.map(textOf), { key: subject });
+    if (vectors.length !== fresh.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${fresh.length} texts`);
+
+    const written = await this.#db.withSubject(subject, 'importing memories', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      // Again under the lock: another import of the same file may have stored some meanwhile.
+      const now = await storedKeys(trx, subject, fresh);
+      const ids = new Map(this.#ids);
+      const idsByKey = new Map([...stored, ...now]);
+      let memories = 0;
+      let tombstones = 0;
+      for (const [index, item] of fresh.entries()) {
+        if (now.has(item.key)) continue;
+        const vector = storedVector(vectors[index]!, this.#embedder.model);
+        if (item.kind === 'memory') {
+          const id = await insertMemory(trx, subject, item.memory, vector, item.timestamps);
+          idsByKey.set(item.key, id);
+          memories += 1;
+        } else {
+          const { item: tombstone } = item;
+          const id = (item.formerId === undefined ? undefined : ids.get(item.formerId)) ?? (await allocateMemoryId(trx));
+          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, tombstone.formerReplacedBy);
+          await insertTombstone(
+            trx,
+            subject,
+            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vector), createdAt: tombstone.memoryCreatedAt },
+            tombstone.reason,
+            replacedBy,
+            tombstone.note,
+            tombstone.tombstonedAt,
+          );
+          idsByKey.set(item.key, id);
+          tombstones += 1;
+        }
+      }
+      for (const item of [...prepared, ...repeats]) {
+        const id = idsByKey.get(item.key);
+        if (item.formerId !== undefined && id !== undefined) ids.set(item.formerId, id);
+      }
+      return { memories, tombstones, ids };
+    });
+    // Counted only once the transaction has committed.
+    for (const [former, id] of written.ids) this.#ids.set(former, id);
+    this.#memories += written.memories;
+    this.#tombstones += written.tombstones;
+    this.#skipped += repeats.length + prepared.length - written.memories - written.tombstones;
+  }
+
+  /** Remember's checks for one item; undefined (and counted) when it is refused. */
+  #prepare(item: ImportItem): Prepared | undefined {
+    if (item.kind === 'refused') return this.#refuse(item.source, item.reason);
+    try {
+      if (item.kind === 'memory') {
+        const { memory } = item;
+        rejectSecrets({ text: memory.text, tags: memory.tags, sourceProvider: memory.sourceProvider, sessionId: memory.sessionId });
+        const tags = canonicalTags(memory.tags);
+        return { kind: 'memory', key: memoryKey(memory.text, tags), formerId: item.formerId, memory: { ...memory, tags }, timestamps: item.timestamps };
+      }
+      rejectSecrets({ text: item.text, tags: item.tags, note: item.note });
+      const tags = canonicalTags(item.tags);
+      return { kind: 'tombstone', key: tombstoneKey(item.text, item.reason, item.tombstonedAt), formerId: item.formerId, item, tags };
+    } catch (error) {
+      if (!isServiceError(error)) throw error;
+      return this.#refuse(item.source, error.field === undefined ? error.message : `${error.field} ${error.message}`);
+    }
+  }
+
+  #refuse(source: ImportSource, reason: string): undefined {
+    this.#refused += 1;
+    if (this.#refusals.length < MAX_REPORTED_REFUSALS) this.#refusals.push({ source, reason });
+    return undefined;
+  }
+}
+
+const textOf = (item: Prepared): string => (item.kind === 'memory' ? item.memory.text : item.item.text);
+
+/** Same text and same tags as a set: tags are stored normalised and de-duplicated, so sorted they compare. */
+const memoryKey = (text: string, tags: readonly string[]): string => `m\u0000${text}\u0000${[...tags].sort().join('\u0000')}`;
+
+const tombstoneKey = (text: string, reason: TombstoneReason, tombstonedAt: Date): string => `t\u0000${text}\u0000${reason}\u0000${tombstonedAt.getTime()}`;
+
+/** The keys of `items` already stored for the subject, with the id each is stored under. */
+async function storedKeys(trx: DbTransaction, subject: string, items: readonly Prepared[]): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  const memoryTexts = items.filter((item) => item.kind === 'memory').map(textOf);
+  for (const row of await memoriesWithTexts(trx, subject, memoryTexts)) found.set(memoryKey(row.text, row.tags), row.id);
+  const tombstoneTexts = items.filter((item) => item.kind === 'tombstone').map(textOf);
+  for (const row of await tombstonesWithTexts(trx, subject, tombstoneTexts)) found.set(tombstoneKey(row.text, row.reason, row.tombstonedAt), row.memoryId);
+  return found;
+}
+
+/** The id here of a former id; one not met yet (a replacement further down the file) is given a new id now. */
+async function mappedId(trx: DbTransaction, ids: Map<number, number>, former: number): Promise<number> {
+  let id = ids.get(former);
+  if (id === undefined) ids.set(former, (id = await allocateMemoryId(trx)));
+  return id;
+}
+
+function vectorFields(vector: ReturnType<typeof storedVector>) {
+  return { embedding: vector.literal, embeddingModel: vector.model, embeddingDimensions: vector.dimensions };
+}

@@ -1,0 +1,499 @@
+import { parse as parseQuery } from 'node:querystring';
+import { Readable } from 'node:stream';
+import cookie from '@fastify/cookie';
+import multipart from '@fastify/multipart';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { z } from 'zod';
+import { isServiceError, type ServiceError } from '../errors.js';
+import type { HostCheck } from '../http/origin.js';
+import type { Logger } from '../logger.js';
+import { describeZodError } from '../mcp/tool.js';
+import { NO_FILTERS } from '../memory/filters.js';
+import type { MemoryService } from '../memory/memory-service.js';
+import { canonicalTags } from '../memory/tags.js';
+import type { Memory, MemoryFilters } from '../memory/types.js';
+import { decodeCursor, encodeCursor } from '../tools/list-cursor.js';
+import { correctInput } from '../tools/correct.js';
+import { REASON_CHARS } from '../tools/forget.js';
+import { optionalString } from '../tools/arguments.js';
+import { RECALL_LIMITS } from '../tools/recall.js';
+import { exportLines } from '../transfer/export-format.js';
+import { importFile } from '../transfer/import-file.js';
+import { STYLESHEET, STYLESHEET_PATH } from './assets.js';
+import type { AuthInfo, TokenVerifier } from '../auth/resource-server/token-verifier.js';
+import { inProcessFetch } from './in-process-fetch.js';
+import { RelyingParty, SignInError, type PendingSignIn, type SignInClient } from './sign-in.js';
+import type { Session, WebSessions } from './sessions.js';
+import { dataPage, deletePage, historyPage, importSummaryPage, memoriesPage, memoryPage, messagePage, welcomePage } from './views.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in person of a page request (set by the web page's preHandler). */
+    webSession?: Session;
+  }
+}
+
+/** Headers of every page: no scripts at all, no framing, no caching of personal pages, no referrer. */
+export const WEB_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+const PAGE_SIZE = 20;
+const SEARCH_LIMIT = 20;
+/** Longer than any stored text (MaxTextChars is at most 1,000,000): the page shows whole texts. */
+const WHOLE_TEXTS = 1_000_000;
+const TAG_CHOICES = 50;
+const IMPORT_BATCH = 64;
+const SIGN_IN_SECONDS = 10 * 60;
+
+/** Where the authorization server sends the browser back: `{BaseUrl}` + this. */
+export const WEB_CALLBACK_PATH = '/auth/callback';
+
+export type WebSignIn =
+  | {
+      readonly on: true;
+      /** `inProcess`: the built-in authorization server, asked through this application rather than over the network. */
+      readonly client: Omit<SignInClient, 'fetch'> & { readonly inProcess: boolean };
+      readonly verifier: TokenVerifier;
+      readonly sessions: WebSessions;
+    }
+  | { readonly on: false; readonly reason: string };
+
+export interface WebPageOptions {
+  readonly baseUrl: string;
+  /** `{BaseUrl}/mcp`, the resource the page's token is for. */
+  readonly resource: string;
+  readonly memory: MemoryService;
+  readonly signIn: WebSignIn;
+  readonly maxTextChars: number;
+  readonly maxBodyBytes: number;
+  /** WebImportMaxBytes: the largest file the page imports. */
+  readonly importMaxBytes: number;
+  /**
+   * Whether the person behind a session may still sign in (the built-in server: the user exists and has not
+   * changed the password since); undefined: always, until the session ends.
+   */
+  readonly accountActive?: ((subject: string, signedInAt: Date) => boolean) | undefined;
+  /** DNS-rebinding protection on a loopback listener, as for /mcp. */
+  readonly hostAllowed?: HostCheck | undefined;
+  /** A per-address limit for the sign-in endpoints (anyone can call them). */
+  readonly perAddressLimit: (app: FastifyInstance) => onRequestAsyncHookHandler;
+  /** A per-person limit for everything else; undefined = none. */
+  readonly perSubjectLimit?: ((app: FastifyInstance) => onRequestAsyncHookHandler) | undefined;
+  readonly logger: Logger;
+}
+
+type Form = Record<string, string | string[] | undefined>;
+
+/**
+ * The person's own page at `{BaseUrl}/` (see views.ts for the screens): server-rendered HTML calling the memory
+ * service directly with the signed-in subject. Off, with a page saying why, when no sign-in is possible.
+ */
+export async function webRoutes(app: FastifyInstance, options: WebPageOptions): Promise<void> {
+  await app.register(cookie);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: options.maxBodyBytes }, (_request, body, done) => {
+    done(null, parseQuery(body as string));
+  });
+  await app.register(multipart, {
+    limits: { fileSize: options.importMaxBytes, files: 1, fields: 2, fieldSize: 1024, parts: 3, headerPairs: 100 },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.headers(WEB_PAGE_HEADERS);
+    if (options.hostAllowed !== undefined && !options.hostAllowed(request.headers.host, request.socket.localPort)) {
+      return reply.code(403).type('text/plain; charset=utf-8').send('Forbidden: Host not allowed');
+    }
+    return undefined;
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply, options.logger));
+
+  app.get(STYLESHEET_PATH, (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=31536000, immutable').type('text/css; charset=utf-8').send(STYLESHEET),
+  );
+
+  const { signIn } = options;
+  if (!signIn.on) {
+    app.get('/', (_request, reply) =>
+      page(reply, 404, messagePage('The page is off', `This service's web page is not enabled: ${signIn.reason}`, { href: '/.well-known/oauth-protected-resource/mcp', label: 'Service metadata' })),
+    );
+    return;
+  }
+  const { sessions } = signIn;
+  const relyingParty = new RelyingParty({
+    client: { ...signIn.client, fetch: signIn.client.inProcess ? inProcessFetch(app) : undefined },
+    redirectUri: `${options.baseUrl}${WEB_CALLBACK_PATH}`,
+    resource: options.resource,
+    verifier: signIn.verifier,
+  });
+
+  const signedIn = async (request: FastifyRequest): Promise<Session | undefined> => {
+    const session = await sessions.current(request);
+    if (session === undefined) return undefined;
+    return options.accountActive === undefined || options.accountActive(session.subject, session.createdAt) ? session : undefined;
+  };
+
+  await app.register(async (scope) => {
+    const perAddress = options.perAddressLimit(scope);
+
+    scope.get<{ Querystring: { next?: string } }>('/auth/sign-in', { onRequest: perAddress }, async (request, reply) => {
+      const next = localPath(request.query.next);
+      if ((await signedIn(request)) !== undefined) return reply.redirect(next, 303);
+      const { url, pending } = await relyingParty.begin(next);
+      sessions.setCookie(reply, sessions.signInCookieName, Buffer.from(JSON.stringify(pending)).toString('base64url'), SIGN_IN_SECONDS);
+      return reply.redirect(url.href, 303);
+    });
+
+    scope.get(WEB_CALLBACK_PATH, { onRequest: perAddress }, async (request, reply) => {
+      const pending = readPending(request.cookies[sessions.signInCookieName]);
+      sessions.clearCookie(reply, sessions.signInCookieName);
+      const query = new URL(request.url, 'http://callback').search;
+      if (pending === undefined || new URLSearchParams(query).get('state') !== pending.state) {
+        return page(
+          reply,
+          400,
+          messagePage('Sign-in expired', 'This sign-in has expired or was started in another browser. Sign in again.', { href: '/auth/sign-in', label: 'Sign in' }),
+        );
+      }
+      const auth: AuthInfo = await relyingParty.complete(query, pending);
+      if (!auth.scopes.includes('memory:read')) {
+        throw new SignInError(403, 'the authorization server did not grant memory:read, which the page needs to show your memories');
+      }
+      await sessions.start(reply, auth.subject, auth.scopes);
+      return reply.redirect(pending.next, 303);
+    });
+  });
+
+  await app.register(async (scope) => {
+    const perSubject = options.perSubjectLimit?.(scope);
+
+    scope.addHook('preHandler', async (request, reply) => {
+      const session = await signedIn(request);
+      if (session === undefined) {
+        if (request.url === '/' || request.url.startsWith('/?')) return page(reply, 200, welcomePage(welcomeNotice(request.url)));
+        if (request.method === 'GET') return reply.redirect(`/auth/sign-in?next=${encodeURIComponent(localPath(request.url))}`, 303);
+        return page(reply, 401, messagePage('Signed out', 'Your session has ended, so this was not done. Sign in and try again.', { href: '/auth/sign-in', label: 'Sign in' }));
+      }
+      request.webSession = session;
+      if (perSubject !== undefined) {
+        await perSubject.call(scope, request, reply);
+        if (reply.sent) return reply;
+      }
+      // Multipart bodies are read by their handler, which checks the token itself before reading the file.
+      if (request.method === 'POST' && !request.isMultipart() && !sessions.csrfValid(session, first((request.body ?? {}) as Form, 'csrf'))) {
+        return page(reply, 403, messagePage('Request refused', 'The form was not sent from this page (its security token is missing or wrong). Reload the page and try again.', { href: '/', label: 'Your memories' }, session.csrf));
+      }
+      const needed = request.method === 'POST' ? 'memory:write' : 'memory:read';
+      if (!session.scopes.includes(needed)) {
+        return page(reply, 403, messagePage('Not allowed', `Your sign-in does not include ${needed}, which this needs.`, { href: '/', label: 'Your memories' }, session.csrf));
+      }
+      return undefined;
+    });
+
+    routesForSignedIn(scope, options, sessions);
+  });
+}
+
+function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sessions: WebSessions): void {
+  const { memory } = options;
+  const who = (request: FastifyRequest): Session => request.webSession!;
+
+  scope.get<{ Querystring: { q?: string; tag?: string; after?: string; done?: string; id?: string } }>('/', async (request, reply) => {
+    const session = who(request);
+    const query = (request.query.q ?? '').trim();
+    const tagInput = (request.query.tag ?? '').trim();
+    let error: string | undefined;
+    let tag = '';
+    try {
+      tag = tagInput === '' ? '' : (canonicalTags([tagInput])[0] ?? '');
+    } catch (problem) {
+      error = `Tag: ${(problem as Error).message}`;
+    }
+    const filters: MemoryFilters = { ...NO_FILTERS, tags: tag === '' ? [] : [tag] };
+    const after = request.query.after === undefined ? undefined : decodeCursor(request.query.after);
+    const tags = await memory.tags(session.subject, TAG_CHOICES);
+    const view = { csrf: session.csrf, tags, query, tag, notice: doneNotice(request.query.done, request.query.id), error };
+    if (query !== '') {
+      if ([...query].length > RECALL_LIMITS.queryChars) {
+        return page(reply, 400, memoriesPage({ ...view, memories: [], nextHref: undefined, firstPage: true, error: `Search: at most ${RECALL_LIMITS.queryChars} characters` }));
+      }
+      const found = await memory.recall(session.subject, { query, limit: SEARCH_LIMIT, maxChars: WHOLE_TEXTS, filters });
+      return page(reply, 200, memoriesPage({ ...view, memories: found.memories, nextHref: undefined, firstPage: true }));
+    }
+    const listed = await memory.list(session.subject, { limit: PAGE_SIZE, maxChars: WHOLE_TEXTS, after, includeExpired: true, filters });
+    const nextHref = listed.next === undefined ? undefined : `/?${new URLSearchParams({ ...(tag === '' ? {} : { tag }), after: encodeCursor(listed.next) })}`;
+    return page(reply, 200, memoriesPage({ ...view, memories: listed.memories, nextHref, firstPage: after === undefined }));
+  });
+
+  scope.get<{ Params: { id: string }; Querystring: { done?: string; id?: string } }>('/memories/:id', async (request, reply) => {
+    const session = who(request);
+    const found = await memory.get(session.subject, pathId(request.params.id));
+    return page(reply, 200, memoryPage({ csrf: session.csrf, memory: found, form: storedForm(found), notice: doneNotice(request.query.done, request.query.id) }));
+  });
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/correct', async (request, reply) => {
+    const session = who(request);
+    const id = pathId(request.params.id);
+    const old = await memory.get(session.subject, id);
+    const body = request.body;
+    const form = { text: first(body, 'text') ?? '', tags: first(body, 'tags') ?? '', importance: first(body, 'importance') ?? '', reason: first(body, 'reason') ?? '' };
+    const refuse = (message: string) => page(reply, 400, memoryPage({ csrf: session.csrf, memory: old, form, error: message }));
+    const importance = form.importance.trim() === '' ? undefined : Number(form.importance);
+    const parsed = correctInput(options.maxTextChars).safeParse({
+      memory_id: id,
+      text: form.text,
+      tags: form.tags.split(',').map((tag) => tag.trim()).filter((tag) => tag !== ''),
+      ...(importance === undefined ? {} : { importance }),
+      ...(form.reason.trim() === '' ? {} : { reason: form.reason }),
+    });
+    if (!parsed.success) return refuse(describeZodError(parsed.error));
+    const args = parsed.data;
+    try {
+      // What the form does not show is carried over: the tool would drop it, but a person editing the text did not mean to.
+      const result = await memory.correct(session.subject, id, {
+        text: args.text,
+        tags: args.tags,
+        importance: args.importance,
+        sourceProvider: old.sourceProvider ?? undefined,
+        captureMode: old.captureMode ?? undefined,
+        sessionId: old.sessionId ?? undefined,
+        expiresAt: old.expiresAt !== null && old.expiresAt > new Date() ? old.expiresAt : undefined,
+        note: args.reason,
+      });
+      return reply.redirect(`/memories/${result.memoryId}?done=corrected&id=${id}`, 303);
+    } catch (error) {
+      if (isRefusal(error)) return refuse(fieldMessage(error, { note: 'Why it changed' }));
+      throw error;
+    }
+  });
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/confirm', async (request, reply) => {
+    const id = pathId(request.params.id);
+    await memory.confirm(who(request).subject, id);
+    return reply.redirect(`/memories/${id}?done=confirmed`, 303);
+  });
+
+  const reasonField = optionalString(REASON_CHARS, 'Why.');
+  scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/forget', async (request, reply) => {
+    const session = who(request);
+    const id = pathId(request.params.id);
+    const reason = reasonField.safeParse(first(request.body, 'reason') || undefined);
+    if (!reason.success) {
+      const found = await memory.get(session.subject, id);
+      return page(reply, 400, memoryPage({ csrf: session.csrf, memory: found, form: storedForm(found), error: `Why: ${describeZodError(reason.error)}` }));
+    }
+    try {
+      await memory.forget(session.subject, id, reason.data);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      const found = await memory.get(session.subject, id);
+      return page(reply, 400, memoryPage({ csrf: session.csrf, memory: found, form: storedForm(found), error: fieldMessage(error, { note: 'Why' }) }));
+    }
+    return reply.redirect(`/?done=forgotten&id=${id}`, 303);
+  });
+
+  scope.get<{ Querystring: { after?: string; done?: string; id?: string } }>('/history', async (request, reply) => {
+    const session = who(request);
+    const cursor = request.query.after === undefined ? undefined : decodeCursor(request.query.after);
+    const after = cursor === undefined ? undefined : { tombstonedAt: cursor.createdAt, id: cursor.id };
+    const result = await memory.tombstones(session.subject, { after, limit: PAGE_SIZE });
+    const next = result.next === undefined ? undefined : `/history?after=${encodeCursor({ createdAt: result.next.tombstonedAt, id: result.next.id })}`;
+    return page(
+      reply,
+      200,
+      historyPage({ csrf: session.csrf, tombstones: result.tombstones, nextHref: next, firstPage: after === undefined, notice: doneNotice(request.query.done, request.query.id) }),
+    );
+  });
+
+  scope.post<{ Params: { id: string } }>('/history/:id/erase', async (request, reply) => {
+    const id = pathId(request.params.id);
+    await memory.eraseTombstones(who(request).subject, id);
+    return reply.redirect(`/history?done=erased&id=${id}`, 303);
+  });
+
+  scope.post<{ Body: Form }>('/history/erase', async (request, reply) => {
+    const session = who(request);
+    if (first(request.body, 'confirm') !== 'yes') {
+      const result = await memory.tombstones(session.subject, { after: undefined, limit: PAGE_SIZE });
+      return page(reply, 400, historyPage({ csrf: session.csrf, tombstones: result.tombstones, nextHref: undefined, firstPage: true, error: 'Tick “Erase all of them” to confirm.' }));
+    }
+    const erased = await memory.eraseTombstones(session.subject, undefined);
+    return reply.redirect(`/history?done=erased-all&id=${erased}`, 303);
+  });
+
+  scope.get('/data', (request, reply) => page(reply, 200, dataPage({ csrf: who(request).csrf, importMaxBytes: options.importMaxBytes })));
+
+  scope.get('/data/export', (request, reply) => {
+    const session = who(request);
+    const day = new Date().toISOString().slice(0, 10);
+    return reply
+      .header('content-type', 'application/jsonl; charset=utf-8')
+      .header('content-disposition', `attachment; filename="memory-service-export-${day}.jsonl"`)
+      .send(Readable.from(exportLines(memory.exportRecords(session.subject))));
+  });
+
+  scope.post('/data/import', async (request, reply) => {
+    const session = who(request);
+    const tooLarge = () =>
+      page(reply, 413, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: `The file is larger than ${options.importMaxBytes} bytes, the most this page imports (WebImportMaxBytes). Nothing was imported. Import it with the command line (memory-service import) instead.` }));
+    const declared = Number(request.headers['content-length'] ?? 0);
+    // The form adds a little around the file; anything far beyond the limit is refused before it is read.
+    if (declared > options.importMaxBytes + 64 * 1024) return tooLarge();
+    if (!request.isMultipart()) return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import.' }));
+    let csrfChecked = false;
+    let file: Buffer | undefined;
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          if (part.fieldname === 'csrf') csrfChecked = sessions.csrfValid(session, part.value);
+          continue;
+        }
+        // The token comes first in the form: a file is read only for a request this page sent.
+        if (!csrfChecked || part.fieldname !== 'file' || file !== undefined) {
+          part.file.resume();
+          continue;
+        }
+        file = await part.toBuffer();
+      }
+    } catch (error) {
+      if ((error as FastifyError).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
+      throw error;
+    }
+    if (!csrfChecked) {
+      return page(reply, 403, messagePage('Request refused', 'The form was not sent from this page (its security token is missing or wrong). Reload the page and try again.', { href: '/data', label: 'Your data' }, session.csrf));
+    }
+    if (file === undefined || file.length === 0) {
+      return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import (the one chosen is empty).' }));
+    }
+    const summary = await importFile(memory, session.subject, [file], { maxTextChars: options.maxTextChars, batchSize: IMPORT_BATCH });
+    return page(reply, summary.stoppedBy === undefined ? 200 : 503, importSummaryPage(session.csrf, summary));
+  });
+
+  scope.get('/data/delete', async (request, reply) => {
+    const session = who(request);
+    return page(reply, 200, deletePage({ csrf: session.csrf, counts: await memory.counts(session.subject) }));
+  });
+
+  scope.post<{ Body: Form }>('/data/delete', async (request, reply) => {
+    const session = who(request);
+    if ((first(request.body, 'confirm') ?? '').trim().toLowerCase() !== 'delete') {
+      return page(reply, 400, deletePage({ csrf: session.csrf, counts: await memory.counts(session.subject), error: 'Type “delete” to confirm. Nothing was deleted.' }));
+    }
+    await memory.eraseEverything(session.subject);
+    sessions.clearCookie(reply, sessions.cookieName);
+    return reply.redirect('/?deleted=1', 303);
+  });
+
+  scope.post('/auth/sign-out', async (request, reply) => {
+    await sessions.end(who(request), reply);
+    return reply.redirect('/?signed-out=1', 303);
+  });
+}
+
+function page(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(body);
+}
+
+function first(body: Form | undefined, name: string): string | undefined {
+  const value = body?.[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A path of ours to return to (never another origin: `//evil`, `/\evil` and absolute URLs give `/`). */
+function localPath(value: string | undefined): string {
+  if (value === undefined || !value.startsWith('/') || value.startsWith('//') || value.includes('\\') || value.length > 2000) return '/';
+  return value.startsWith('/auth/') ? '/' : value;
+}
+
+/** A memory id from the path; anything else is "not found", like an id of another person. */
+function pathId(value: string): number {
+  const id = /^[1-9]\d{0,15}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw Object.assign(new Error('not found'), { statusCode: 404 });
+  return id;
+}
+
+function storedForm(memory: Memory) {
+  return { text: memory.text, tags: memory.tags.join(', '), importance: String(memory.importance), reason: '' };
+}
+
+const isRefusal = (error: unknown): error is ServiceError =>
+  isServiceError(error) && (error.code === 'INVALID_INPUT' || error.code === 'SECRET_REJECTED');
+
+/** The service's message, with the field named as the form labels it. */
+function fieldMessage(error: ServiceError, labels: Record<string, string>): string {
+  if (error.field === undefined) return error.message;
+  const field = labels[error.field] ?? error.field.replace(/^\w/, (letter) => letter.toUpperCase());
+  return `${field} ${error.message}`;
+}
+
+function readPending(value: string | undefined): PendingSignIn | undefined {
+  if (value === undefined) return undefined;
+  const parsed = z
+    .strictObject({ state: z.string().min(1).max(200), codeVerifier: z.string().min(43).max(128), next: z.string().max(2000) })
+    .safeParse((() => {
+      try {
+        return JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+      } catch {
+        return undefined;
+      }
+    })());
+  return parsed.success ? { ...parsed.data, next: localPath(parsed.data.next) } : undefined;
+}
+
+function welcomeNotice(url: string): string | undefined {
+  const query = new URLSearchParams(url.split('?')[1] ?? '');
+  if (query.has('deleted')) return 'All your data was deleted, and you were signed out.';
+  if (query.has('signed-out')) return 'You are signed out.';
+  return undefined;
+}
+
+/** The notice after an action: from a fixed set, so a link cannot make the page say anything else. */
+function doneNotice(done: string | undefined, id: string | undefined): string | undefined {
+  const number = id !== undefined && /^\d{1,16}$/.test(id) ? id : '';
+  switch (done) {
+    case 'forgotten':
+      return `Memory ${number} was forgotten: it will not be recalled again. Its old text is under “Corrected & forgotten”.`;
+    case 'confirmed':
+      return 'Marked as still true.';
+    case 'corrected':
+      return `Saved. This is the corrected memory; memory ${number} is kept under “Corrected & forgotten”.`;
+    case 'erased':
+      return `The record of memory ${number} was erased.`;
+    case 'erased-all':
+      return `${number} records were erased.`;
+    default:
+      return undefined;
+  }
+}
+
+/** Failures as pages: refused input 400, not found 404, an unavailable database or model 503, a bug 500. */
+function renderError(error: FastifyError | ServiceError | SignInError, request: FastifyRequest, reply: FastifyReply, logger: Logger): FastifyReply {
+  const csrf = request.webSession?.csrf;
+  const home = { href: '/', label: 'Your memories' };
+  if (error instanceof SignInError) {
+    logger.warn({ reqId: request.id, err: { message: error.message, cause: (error.cause as Error | undefined)?.message } }, 'web sign-in failed');
+    return page(reply, error.status, messagePage('Sign-in failed', `Sign-in failed: ${error.description}.`, { href: '/auth/sign-in', label: 'Try again' }));
+  }
+  if (isServiceError(error)) {
+    switch (error.code) {
+      case 'NOT_FOUND':
+        return page(reply, 404, messagePage('Not found', `Not found: ${error.message}.`, home, csrf));
+      case 'INVALID_INPUT':
+      case 'SECRET_REJECTED':
+        return page(reply, 400, messagePage('Not done', error.message, home, csrf));
+      default:
+        return page(reply, 503, messagePage('Not available', `This could not be done now: ${error.message}. Try again in a moment.`, home, csrf));
+    }
+  }
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 404) return page(reply, 404, messagePage('Not found', 'There is no such page here.', home, csrf));
+  if (status === 429) return page(reply, 429, messagePage('Too many requests', `${error.message}.`, home, csrf));
+  if (status < 500) return page(reply, status, messagePage('Not done', 'The request could not be read.', home, csrf));
+  logger.error({ reqId: request.id, err: { type: error.name, stack: error.stack?.split('\n').slice(1, 6).join('\n') } }, 'web page error');
+  return page(reply, 500, messagePage('Something went wrong', 'This could not be done, because of an error of ours. It is logged; try again later.', home, csrf));
+}

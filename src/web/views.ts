@@ -1,0 +1,371 @@
+import type { ImportSummary, Memory, TagCount, TombstoneRecord } from '../memory/types.js';
+import { refusalPlace } from '../transfer/import-file.js';
+import { STYLESHEET_PATH } from './assets.js';
+import { html, type Html } from './html.js';
+
+/**
+ * The page's screens, server-rendered: every value goes through `html` (escaped), every form posts its CSRF
+ * token, and nothing needs a script. Paths: `/` (memories, search, tag filter), `/memories/:id`, `/history`
+ * (tombstones), `/data` (export, import, delete everything).
+ */
+
+export type Section = 'memories' | 'history' | 'data';
+
+export interface Chrome {
+  /** Undefined when signed out. */
+  readonly csrf: string | undefined;
+  readonly section?: Section | undefined;
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+const SECTIONS: readonly [Section, string, string][] = [
+  ['memories', '/', 'Memories'],
+  ['history', '/history', 'Corrected & forgotten'],
+  ['data', '/data', 'Your data'],
+];
+
+export function layout(title: string, chrome: Chrome, body: Html): string {
+  const signedIn = chrome.csrf !== undefined;
+  return `<!doctype html>\n${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title} · memory-service</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top"><div class="bar">
+<a class="brand" href="/">memory-service</a>
+${
+  signedIn
+    ? html`<nav aria-label="Main"><ul>${SECTIONS.map(
+        ([section, href, label]) => html`<li><a href="${href}"${chrome.section === section ? html` aria-current="page"` : ''}>${label}</a></li>`,
+      )}</ul></nav>
+<form method="post" action="/auth/sign-out">${csrfField(chrome.csrf)}<button type="submit" class="secondary">Sign out</button></form>`
+    : ''
+}
+</div></header>
+<main id="main">
+${chrome.notice === undefined ? '' : html`<p class="notice" role="status">${chrome.notice}</p>`}
+${chrome.error === undefined ? '' : html`<p class="error" role="alert">${chrome.error}</p>`}
+${body}
+</main>
+</body>
+</html>
+`}`;
+}
+
+const csrfField = (csrf: string | undefined): Html => html`<input type="hidden" name="csrf" value="${csrf ?? ''}">`;
+
+/** "2026-01-05 14:03 UTC" in a <time> element. */
+function when(date: Date): Html {
+  const iso = date.toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Facts not confirmed for this long are marked, so stale ones stand out. */
+const STALE_DAYS = 180;
+
+function staleness(memory: Memory, now: Date): Html {
+  if (memory.expiresAt !== null && memory.expiresAt <= now) return html`<span class="badge warn">expired</span>`;
+  const days = Math.floor((now.getTime() - memory.lastConfirmedAt.getTime()) / DAY_MS);
+  if (days < STALE_DAYS) return html``;
+  return html`<span class="badge warn">not confirmed for ${Math.floor(days / 30)} months</span>`;
+}
+
+function tagLinks(tags: readonly string[]): Html {
+  if (tags.length === 0) return html``;
+  return html`<ul class="tags" aria-label="Tags">${tags.map((tag) => html`<li><a class="tag" href="/?tag=${encodeURIComponent(tag)}">${tag}</a></li>`)}</ul>`;
+}
+
+function memoryItem(memory: Memory, csrf: string, now: Date): Html {
+  const label = html`<span class="visually-hidden"> memory ${memory.id}</span>`;
+  return html`<li class="card" id="memory-${memory.id}">
+<p class="memory-text">${memory.text}</p>
+${tagLinks(memory.tags)}
+<p class="meta"><span>Memory ${memory.id}</span><span>Stored ${when(memory.createdAt)}</span><span>Confirmed ${when(memory.lastConfirmedAt)}</span>${staleness(memory, now)}</p>
+<div class="actions">
+<a class="button secondary" href="/memories/${memory.id}">Edit${label}</a>
+<form method="post" action="/memories/${memory.id}/confirm">${csrfField(csrf)}<button type="submit" class="secondary">Still true${label}</button></form>
+<form method="post" action="/memories/${memory.id}/forget">${csrfField(csrf)}<button type="submit" class="danger quiet">Forget${label}</button></form>
+</div>
+</li>`;
+}
+
+export interface MemoriesView {
+  readonly csrf: string;
+  readonly memories: readonly Memory[];
+  readonly tags: readonly TagCount[];
+  readonly query: string;
+  readonly tag: string;
+  /** Link to the next page (older memories); undefined on the last page or for search results. */
+  readonly nextHref: string | undefined;
+  readonly firstPage: boolean;
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+export function memoriesPage(view: MemoriesView): string {
+  const now = new Date();
+  const searching = view.query !== '';
+  const heading = searching ? 'Search results' : view.tag !== '' ? html`Memories tagged “${view.tag}”` : html`Your memories`;
+  const empty = searching
+    ? 'Nothing matches this search.'
+    : view.firstPage
+      ? view.tag !== ''
+        ? 'No memory carries this tag.'
+        : 'No memories yet. Assistants connected to this service add them; you can also import a file under “Your data”.'
+      : 'No older memories.';
+  return layout(
+    searching ? 'Search' : 'Memories',
+    { csrf: view.csrf, section: 'memories', notice: view.notice, error: view.error },
+    html`<h1>${heading}</h1>
+<form class="search" method="get" action="/" role="search">
+<div><label for="q">Search your memories <span class="hint">by meaning and by words, as an assistant's recall does</span></label>
+<input id="q" name="q" type="search" maxlength="1000" value="${view.query}"></div>
+${view.tag === '' ? '' : html`<input type="hidden" name="tag" value="${view.tag}">`}
+<button type="submit">Search</button>
+</form>
+<form class="filters" method="get" action="/">
+${view.query === '' ? '' : html`<input type="hidden" name="q" value="${view.query}">`}
+<label for="tag">Tag</label>
+<select id="tag" name="tag">
+<option value="">All tags</option>
+${view.tags.map((tag) => html`<option value="${tag.tag}"${tag.tag === view.tag ? html` selected` : ''}>${tag.tag} (${tag.memories})</option>`)}
+${view.tag !== '' && !view.tags.some((tag) => tag.tag === view.tag) ? html`<option value="${view.tag}" selected>${view.tag}</option>` : ''}
+</select>
+<button type="submit" class="secondary">Filter</button>
+${searching || view.tag !== '' ? html`<a href="/">Show all, newest first</a>` : ''}
+</form>
+${searching ? html`<p class="muted small">Best match first${view.tag === '' ? '' : html`, only memories tagged “${view.tag}”`}.</p>` : html`<p class="muted small">Newest first, expired ones included.</p>`}
+${
+  view.memories.length === 0
+    ? html`<p class="card">${empty}</p>`
+    : html`<ol class="memories">${view.memories.map((memory) => memoryItem(memory, view.csrf, now))}</ol>`
+}
+<nav class="pager" aria-label="Pages">
+<span>${view.firstPage ? '' : html`<a href="${view.tag === '' ? '/' : `/?tag=${encodeURIComponent(view.tag)}`}">Newest</a>`}</span>
+<span>${view.nextHref === undefined ? '' : html`<a href="${view.nextHref}" rel="next">Older memories</a>`}</span>
+</nav>`,
+  );
+}
+
+export interface MemoryView {
+  readonly csrf: string;
+  readonly memory: Memory;
+  /** What the edit form shows: the stored values, or what was typed when it was refused. */
+  readonly form: { readonly text: string; readonly tags: string; readonly importance: string; readonly reason: string };
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+export function memoryPage(view: MemoryView): string {
+  const { memory } = view;
+  const now = new Date();
+  const optional = (value: string | null) => (value === null ? html`<span class="muted">none</span>` : value);
+  return layout(
+    `Memory ${memory.id}`,
+    { csrf: view.csrf, section: 'memories', notice: view.notice, error: view.error },
+    html`<p><a href="/">Back to all memories</a></p>
+<h1>Memory ${memory.id}</h1>
+<section class="card" aria-labelledby="stored">
+<h2 id="stored">As stored</h2>
+<p class="memory-text">${memory.text}</p>
+${tagLinks(memory.tags)}
+<dl class="fields">
+<dt>Importance</dt><dd>${memory.importance}</dd>
+<dt>Captured</dt><dd>${optional(memory.captureMode === null ? null : memory.captureMode === 'explicit' ? 'explicitly (you asked)' : 'inferred (the assistant decided)')}</dd>
+<dt>Source</dt><dd>${optional(memory.sourceProvider)}</dd>
+<dt>Conversation</dt><dd>${optional(memory.sessionId)}</dd>
+<dt>Stored</dt><dd>${when(memory.createdAt)}</dd>
+<dt>Last confirmed</dt><dd>${when(memory.lastConfirmedAt)} ${staleness(memory, now)}</dd>
+<dt>Expires</dt><dd>${memory.expiresAt === null ? html`<span class="muted">never</span>` : when(memory.expiresAt)}</dd>
+</dl>
+<div class="actions">
+<form method="post" action="/memories/${memory.id}/confirm">${csrfField(view.csrf)}<button type="submit" class="secondary">Still true</button></form>
+</div>
+</section>
+<section class="card narrow" aria-labelledby="edit">
+<h2 id="edit">Correct it</h2>
+<p class="muted small">Saving stores the corrected fact as a new memory and keeps this one under “Corrected &amp; forgotten”, as an assistant's correct does.</p>
+<form method="post" action="/memories/${memory.id}/correct">
+${csrfField(view.csrf)}
+<label for="text">Text</label>
+<textarea id="text" name="text" required>${view.form.text}</textarea>
+<label for="tags">Tags <span class="hint">separated by commas</span></label>
+<input id="tags" name="tags" type="text" value="${view.form.tags}" autocapitalize="none" spellcheck="false">
+<label for="importance">Importance <span class="hint">0 to 1</span></label>
+<input id="importance" name="importance" type="number" min="0" max="1" step="0.05" value="${view.form.importance}">
+<label for="reason">Why it changed <span class="hint">optional, kept with the old version</span></label>
+<input id="reason" name="reason" type="text" maxlength="500" value="${view.form.reason}">
+<div class="actions"><button type="submit">Save correction</button></div>
+</form>
+</section>
+<section class="card narrow" aria-labelledby="forget">
+<h2 id="forget">Forget it</h2>
+<form method="post" action="/memories/${memory.id}/forget">
+${csrfField(view.csrf)}
+<label for="forget-reason">Why <span class="hint">optional</span></label>
+<input id="forget-reason" name="reason" type="text" maxlength="500">
+<div class="actions"><button type="submit" class="danger">Forget this memory</button></div>
+</form>
+</section>`,
+  );
+}
+
+export interface HistoryView {
+  readonly csrf: string;
+  readonly tombstones: readonly TombstoneRecord[];
+  readonly nextHref: string | undefined;
+  readonly firstPage: boolean;
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+export function historyPage(view: HistoryView): string {
+  return layout(
+    'Corrected & forgotten',
+    { csrf: view.csrf, section: 'history', notice: view.notice, error: view.error },
+    html`<h1>Corrected &amp; forgotten</h1>
+<p class="muted">Memories that were corrected or forgotten are no longer recalled. Their old text is kept here, so an assistant can be warned when an outdated fact comes back. Erase what you do not want kept.</p>
+${
+  view.tombstones.length === 0
+    ? html`<p class="card">${view.firstPage ? 'Nothing was corrected or forgotten.' : 'Nothing older.'}</p>`
+    : html`<form class="actions" method="post" action="/history/erase">${csrfField(view.csrf)}
+<label class="small"><input type="checkbox" name="confirm" value="yes" required> Erase all of them</label>
+<button type="submit" class="danger">Erase all</button></form>
+<ol class="memories">${view.tombstones.map(
+        (tombstone) => html`<li class="card" id="tombstone-${tombstone.memoryId}">
+<p class="memory-text">${tombstone.text}</p>
+${tagLinks(tombstone.tags)}
+<p class="meta"><span>${
+          tombstone.reason === 'corrected'
+            ? html`Corrected ${when(tombstone.tombstonedAt)}${tombstone.replacedBy === undefined ? '' : html` (now <a href="/memories/${tombstone.replacedBy}">memory ${tombstone.replacedBy}</a>)`}`
+            : html`Forgotten ${when(tombstone.tombstonedAt)}`
+        }</span><span>Was memory ${tombstone.memoryId}, stored ${when(tombstone.memoryCreatedAt)}</span>${
+          tombstone.note === undefined ? '' : html`<span>Why: ${tombstone.note}</span>`
+        }</p>
+<form method="post" action="/history/${tombstone.memoryId}/erase">${csrfField(view.csrf)}<button type="submit" class="secondary">Erase<span class="visually-hidden"> the record of memory ${tombstone.memoryId}</span></button></form>
+</li>`,
+      )}</ol>`
+}
+<nav class="pager" aria-label="Pages">
+<span>${view.firstPage ? '' : html`<a href="/history">Newest</a>`}</span>
+<span>${view.nextHref === undefined ? '' : html`<a href="${view.nextHref}" rel="next">Older</a>`}</span>
+</nav>`,
+  );
+}
+
+export interface DataView {
+  readonly csrf: string;
+  readonly importMaxBytes: number;
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+export function dataPage(view: DataView): string {
+  return layout(
+    'Your data',
+    { csrf: view.csrf, section: 'data', notice: view.notice, error: view.error },
+    html`<h1>Your data</h1>
+<section class="card" aria-labelledby="export">
+<h2 id="export">Export</h2>
+<p>Everything stored about you, as one file: every memory with all its fields, and everything corrected or forgotten (JSON Lines, described in the service's README).</p>
+<p><a class="button" href="/data/export" download>Download export</a></p>
+</section>
+<section class="card" aria-labelledby="import">
+<h2 id="import">Import</h2>
+<p>A file exported from this service, or the <code>memory.jsonl</code> of the official MCP memory server (each observation becomes a memory tagged with its entity's name and type; each relation becomes a memory). What is already stored is skipped, so importing a file again adds nothing twice.</p>
+<form method="post" action="/data/import" enctype="multipart/form-data">
+${csrfField(view.csrf)}
+<label for="file">File <span class="hint">JSON Lines, at most ${formatBytes(view.importMaxBytes)}</span></label>
+<input id="file" name="file" type="file" accept=".jsonl,.json,.txt,application/jsonl,application/json,text/plain" required>
+<div class="actions"><button type="submit">Import</button></div>
+</form>
+</section>
+<section class="card" aria-labelledby="delete">
+<h2 id="delete">Delete everything</h2>
+<p>Deletes every memory and everything corrected or forgotten, at once, and signs you out everywhere. Export first if you may want them back.</p>
+<p><a class="button secondary" href="/data/delete">Delete all my data…</a></p>
+</section>`,
+  );
+}
+
+export function importSummaryPage(csrf: string, summary: ImportSummary): string {
+  const stopped = summary.stoppedBy;
+  return layout(
+    'Import',
+    { csrf, section: 'data', ...(stopped === undefined ? { notice: 'Import finished.' } : { error: `The import stopped: ${stopped.message}` }) },
+    html`<h1>Import summary</h1>
+<div class="card">
+<table class="counts">
+<tbody>
+<tr><th scope="row">Memories imported</th><td>${summary.memoriesImported}</td></tr>
+<tr><th scope="row">Corrected or forgotten records imported</th><td>${summary.tombstonesImported}</td></tr>
+<tr><th scope="row">Skipped, already stored</th><td>${summary.duplicatesSkipped}</td></tr>
+<tr><th scope="row">Refused</th><td>${summary.refused}</td></tr>
+</tbody>
+</table>
+${stopped === undefined ? '' : html`<p>Everything counted above is stored. Import the same file again to continue: what is stored is skipped.</p>`}
+</div>
+${
+  summary.refusals.length === 0
+    ? ''
+    : html`<h2>Refused</h2>
+<div class="card"><ul class="plain">${summary.refusals.map((refusal) => html`<li><strong>${refusalPlace(refusal)}</strong>: ${refusal.reason}</li>`)}
+${summary.refused > summary.refusals.length ? html`<li>… and ${summary.refused - summary.refusals.length} more</li>` : ''}</ul></div>`
+}
+<p><a href="/">See your memories</a> · <a href="/data">Back to your data</a></p>`,
+  );
+}
+
+export function deletePage(view: { readonly csrf: string; readonly counts: { readonly memories: number; readonly tombstones: number }; readonly error?: string | undefined }): string {
+  const { memories, tombstones } = view.counts;
+  return layout(
+    'Delete everything',
+    { csrf: view.csrf, section: 'data', error: view.error },
+    html`<h1>Delete all your data?</h1>
+<div class="card narrow">
+<p>This deletes, at once and for good:</p>
+<ul>
+<li>every memory stored about you (${memories} ${memories === 1 ? 'memory' : 'memories'}),</li>
+<li>everything corrected or forgotten (${tombstones} ${tombstones === 1 ? 'record' : 'records'}),</li>
+<li>your sign-ins to this page, on every device.</li>
+</ul>
+<p>Assistants connected to your account keep working and may store new memories. It cannot be undone: <a href="/data/export">download an export</a> first if you may want them back.</p>
+<form method="post" action="/data/delete">
+${csrfField(view.csrf)}
+<label for="confirm">Type <strong>delete</strong> to confirm</label>
+<input id="confirm" name="confirm" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required>
+<div class="actions"><button type="submit" class="danger">Delete everything</button> <a href="/data">Cancel</a></div>
+</form>
+</div>`,
+  );
+}
+
+export function welcomePage(notice: string | undefined): string {
+  return layout(
+    'Sign in',
+    { csrf: undefined, notice },
+    html`<div class="card narrow">
+<h1>Your memories</h1>
+<p>What assistants connected to this service remember about you: read it, search it, correct or forget what is wrong, export it, or delete it all.</p>
+<p><a class="button" href="/auth/sign-in">Sign in</a></p>
+</div>`,
+  );
+}
+
+/** A page with a heading, a sentence and a way on. */
+export function messagePage(title: string, message: string, link: { readonly href: string; readonly label: string }, csrf?: string): string {
+  return layout(title, { csrf }, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p><p><a href="${link.href}">${link.label}</a></p></div>`);
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${bytes} bytes`;
+}
