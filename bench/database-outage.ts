@@ -35,19 +35,22 @@ try {
       const stoppedAt = Date.now();
       await cluster.stop('fast');
       const stopTook = Date.now() - stoppedAt;
-      const firstError = await waitFor(() => traffic.calls.some((c) => c.error === 'DATABASE_ERROR' && c.endedAt >= stoppedAt), 30_000);
+      await waitFor(() => traffic.calls.some((c) => c.error === 'DATABASE_ERROR' && c.endedAt >= stoppedAt), 30_000);
+      const firstError = Math.min(...traffic.calls.filter((c) => c.error === 'DATABASE_ERROR' && c.endedAt >= stoppedAt).map((c) => c.endedAt)) - stoppedAt;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, DOWN_MS - (Date.now() - stoppedAt))));
       const startedAt = Date.now();
       await cluster.start();
       const startTook = Date.now() - startedAt;
-      const recovered = await waitFor(() => traffic.calls.some((c) => c.tool === 'remember' && c.memoryId !== undefined && c.startedAt >= startedAt), 30_000);
+      const storedAgain = (c: (typeof traffic.calls)[number]) => c.tool === 'remember' && c.memoryId !== undefined && c.startedAt >= startedAt;
+      await waitFor(() => traffic.calls.some(storedAgain), 30_000);
+      const recovered = Math.min(...traffic.calls.filter(storedAgain).map((c) => c.endedAt)) - startedAt;
       const down = traffic.calls.filter((c) => c.startedAt >= stoppedAt && c.startedAt < startedAt);
       const slowest = Math.max(...down.map((c) => c.endedAt - c.startedAt));
       const failures = [...new Set(down.filter((c) => c.error !== undefined).map((c) => c.error))].join(', ');
       console.log(
-        `round ${round}: first DATABASE_ERROR ${firstError} ms after the stop began (pg_ctl stop took ${stopTook} ms); ` +
+        `round ${round}: first DATABASE_ERROR answered ${firstError} ms after pg_ctl stop began (it took ${stopTook} ms); ` +
           `${down.length} calls while down, slowest ${slowest} ms, errors: ${failures || 'none'}; ` +
-          `first remember stored ${recovered} ms after the start began (pg_ctl start took ${startTook} ms)`,
+          `first remember stored again ${recovered} ms after pg_ctl start began (it took ${startTook} ms to accept connections)`,
       );
       await new Promise((resolve) => setTimeout(resolve, 2_000));
     }
