@@ -39,6 +39,10 @@ export async function openStorage(config: Config, options: OpenStorageOptions = 
       embeddingDimensions: embedder.dimensions,
       pglite: options.pglite,
       onDriverError: (failure, activity) => options.logger?.error({ err: failure, activity }, 'database error'),
+      onEngineEvent: (event, detail) =>
+        event === 'lost'
+          ? options.logger?.error({ reason: detail }, 'embedded database lost; it is reopened on the next statement')
+          : options.logger?.warn({ dataDir: detail }, 'embedded database reopened'),
     });
   } catch (error) {
     await embedder.close();

@@ -216,7 +216,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
   });
 }
 
-/** One local-model worker per core, at most 4 (each holds the model: ~xx MB). */
+/** One local-model worker per core, at most 4 (each holds the model: about 100 MB resident). */
 function defaultLocalModelWorkers(): number {
   return Math.min(4, Math.max(1, availableParallelism()));
 }

@@ -24,7 +24,13 @@ describe('loadConfig', () => {
     expect(config.host).toBe('127.0.0.1');
     expect(config.port).toBe(8787);
     expect(config.dataDir).toBe('/home/ada/.local/share/memory-service');
-    expect(config.database).toEqual({ url: undefined, schema: 'public', dataDir: '/home/ada/.local/share/memory-service/pglite' });
+    expect(config.database).toEqual({
+      url: undefined,
+      schema: 'public',
+      dataDir: '/home/ada/.local/share/memory-service/pglite',
+      connectTimeoutMs: 5000,
+      statementTimeoutMs: 15000,
+    });
     expect(config.embedding.provider).toBe('local');
     expect(config.memory).toEqual({ maxTextChars: 16000, nearDuplicateThreshold: 0.85 });
     expect(config.oauth).toEqual({
@@ -106,13 +112,23 @@ describe('loadConfig', () => {
 
   it('takes the OpenAI key only from the environment', () => {
     const config = loadConfig({ cwd: dir(), env: { OPENAI_API_KEY: 'sk-test', MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai' } });
-    expect(config.embedding).toEqual({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test' });
+    expect(config.embedding).toEqual({
+      provider: 'openai',
+      model: 'text-embedding-3-small',
+      dimensions: undefined,
+      baseUrl: undefined,
+      apiKey: 'sk-test',
+      timeoutMs: 10000,
+      concurrency: 8,
+      queueLimit: 64,
+    });
   });
 
   it('resolves the embedding model once: the local model under either name, an OpenAI model without its prefix', () => {
     for (const model of ['', 'local:universal-sentence-encoder-lite', 'universal-sentence-encoder-lite']) {
-      expect(loadConfig({ cwd: dir(), env: { MEMORY_SERVICE_EMBEDDING_MODEL: model, MEMORY_SERVICE_EMBEDDING_DIMENSIONS: '512' } }).embedding).toEqual({
+      expect(loadConfig({ cwd: dir(), env: { MEMORY_SERVICE_EMBEDDING_MODEL: model, MEMORY_SERVICE_EMBEDDING_DIMENSIONS: '512', MEMORY_SERVICE_LOCAL_MODEL_WORKERS: '3' } }).embedding).toEqual({
         provider: 'local',
+        workers: 3,
       });
     }
     const openai = loadConfig({
@@ -122,9 +138,21 @@ describe('loadConfig', () => {
         MEMORY_SERVICE_EMBEDDING_MODEL: 'openai:nomic-embed-text',
         MEMORY_SERVICE_EMBEDDING_DIMENSIONS: '768',
         MEMORY_SERVICE_OPENAI_BASE_URL: 'http://localhost:11434/v1/',
+        MEMORY_SERVICE_EMBEDDING_TIMEOUT_MS: '3000',
+        MEMORY_SERVICE_EMBEDDING_CONCURRENCY: '2',
+        MEMORY_SERVICE_EMBEDDING_QUEUE_LIMIT: '0',
       },
     });
-    expect(openai.embedding).toEqual({ provider: 'openai', model: 'nomic-embed-text', dimensions: 768, baseUrl: 'http://localhost:11434/v1', apiKey: undefined });
+    expect(openai.embedding).toEqual({
+      provider: 'openai',
+      model: 'nomic-embed-text',
+      dimensions: 768,
+      baseUrl: 'http://localhost:11434/v1',
+      apiKey: undefined,
+      timeoutMs: 3000,
+      concurrency: 2,
+      queueLimit: 0,
+    });
   });
 
   it.each([

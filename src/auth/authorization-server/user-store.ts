@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { invalidInput, notFound } from '../../errors.js';
+import { writeFileAtomically } from './atomic-file.js';
 import { burnPasswordCheck, hashPassword, verifyPassword } from './password-hash.js';
 
 /** A person who can sign in to the built-in authorization server. `id` is the `sub` of their tokens. */
@@ -142,10 +143,9 @@ export class UserStore {
 
   #write(users: readonly StoredUser[]): void {
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${process.pid}.${Date.now()}.tmp`;
     const file: UsersFile = { version: 1, users };
-    writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temporary, this.path);
+    // A full disk fails here, before anything in memory changes: the file and this store keep the old users.
+    writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`);
     this.#users = users;
     this.#identity = this.#stat();
   }
