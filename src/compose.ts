@@ -42,6 +42,8 @@ export interface ComposeOptions {
   /** Tests inject these to share one PGlite per file or a stub provider at a network edge. */
   readonly pglite?: PGlite;
   readonly embedder?: EmbeddingProvider;
+  /** Benchmarks lower it to send small subjects down the index path (see vectorRanking, findNearMemories). */
+  readonly exactScanLimit?: number;
 }
 
 /** The composition root: configuration in, a wired application out. */
@@ -58,7 +60,12 @@ export async function composeService(config: Config, options: ComposeOptions = {
   const stateFile = config.oauth.builtIn ? new StateFile(config.oauth.asIniFile) : undefined;
   if (stateFile !== undefined) await stateFile.current();
   const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
-  const memory = new MemoryService({ db, embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold });
+  const memory = new MemoryService({
+    db,
+    embedder,
+    nearDuplicateThreshold: config.memory.nearDuplicateThreshold,
+    ...(options.exactScanLimit === undefined ? {} : { exactScanLimit: options.exactScanLimit }),
+  });
   const app = await buildApp(config, {
     tools: [
       rememberTool(memory, config.memory.maxTextChars),
