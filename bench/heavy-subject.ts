@@ -14,7 +14,7 @@ import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { HEAVY_SUBJECT, seededDatabase } from './lib/seed.js';
 import { startServerChild } from './lib/server-child.js';
-import { formatRow } from './lib/stats.js';
+import { formatRow, summarise } from './lib/stats.js';
 import { memoryText, queryText, syntheticVector } from './lib/synthetic-embedder.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -66,12 +66,20 @@ for (const engine of engines) {
     let sameList = 0;
     let sameAboveThreshold = 0;
     let overlap = 0;
+    const walkMs: number[] = [];
+    const exactMs: number[] = [];
     for (let i = 0; i < checks; i++) {
       const text = i % 2 === 0 ? memoryText(4_000_000 + i) : memoryText((i * 104_729) % memories);
       const vector = storedVector(syntheticVector(text), LOCAL_MODEL_NAME);
+      const timed = async <T>(times: number[], work: () => Promise<T>): Promise<T> => {
+        const t0 = performance.now();
+        const result = await work();
+        times.push(performance.now() - t0);
+        return result;
+      };
       const [walked, exact] = await db.withSubject(HEAVY_SUBJECT, 'benchmarking', async (trx) => [
-        await findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, DEFAULT_EXACT_SCAN_LIMIT),
-        await findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, Number.POSITIVE_INFINITY),
+        await timed(walkMs, () => findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, DEFAULT_EXACT_SCAN_LIMIT)),
+        await timed(exactMs, () => findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, Number.POSITIVE_INFINITY)),
       ]);
       const ids = (rows: typeof walked, min = -1) => rows.filter((row) => row.similarity >= min).map((row) => row.id).join(',');
       if (ids(walked) === ids(exact)) sameList++;
@@ -82,6 +90,12 @@ for (const engine of engines) {
     console.log(
       `${engine} near-duplicate candidates, index walk vs exact scan, ${checks} vectors (threshold ${threshold}): ` +
         `identical lists ${sameList}/${checks}, identical at or above the threshold ${sameAboveThreshold}/${checks}, mean overlap ${(overlap / checks).toFixed(3)}`,
+    );
+    const walk = summarise(walkMs, 1);
+    const scan = summarise(exactMs, 1);
+    console.log(
+      `${engine} the candidate search alone (same transactions, alternating): index walk p50 ${walk.p50.toFixed(1)} ms p95 ${walk.p95.toFixed(1)} ms, ` +
+        `exact scan p50 ${scan.p50.toFixed(1)} ms p95 ${scan.p95.toFixed(1)} ms, ratio of p50s ${(scan.p50 / walk.p50).toFixed(1)}×`,
     );
   } finally {
     await db.close();
