@@ -1,63 +1,84 @@
-// JSON-RPC overhead: tools/list and ping requests per second through the whole stack (HTTP, request id,
-// metrics, Host/Origin checks, bearer-token verification, per-subject rate limit, JSON-RPC parsing and
-// dispatch) against a bare Fastify route answering the same JSON, in the same run, as a ratio.
-// The server runs in its own process; autocannon loads it from this one.
-// Run: npx tsx bench/jsonrpc-overhead.ts [secondsPerRun=5] [connections=32]
+// JSON-RPC overhead: `tools/list` and `ping` through the whole /mcp stack (request id, logging, metrics,
+// CORS, Host/Origin checks, bearer-token verification, per-subject rate limit, JSON-RPC parsing and
+// dispatch) against a bare Fastify route answering the same bytes, as a ratio measured in one run.
+// Three processes: the service, the bare route, and this one generating the load (autocannon).
+// The service runs as production would: LogLevel = info (JSON lines on stdout, sent to a file), the rate
+// limit on (high enough never to refuse), metrics recorded and served.
+// Run: npx tsx bench/jsonrpc-overhead.ts [secondsPerRun=5] [connections=32] [logLevel=info]
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { startServerChild, type ServerChild } from './lib/server-child.js';
+import { startBareChild, startServerChild } from './lib/server-child.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 32);
+const logLevel = (process.argv[4] ?? 'info') as 'info' | 'warn';
 
 interface Rate {
   rps: number;
   p50: number;
   p99: number;
-  /** Server CPU time per request: steady even when other work on the machine moves the request rate. */
+  /** Server CPU time per request: steadier than the rate when other work shares the machine. */
   cpuMicros: number;
 }
 
 const ROUNDS = 3;
-const median = (runs: Rate[]): Rate => [...runs].sort((x, y) => x.rps - y.rps)[Math.floor(runs.length / 2)]!;
+const median = (values: number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
-async function load(server: ServerChild, url: string, body: string, headers: Record<string, string>, duration: number): Promise<Rate> {
-  const cpuBefore = await server.cpuMicros();
+async function load(cpu: () => Promise<number>, url: string, body: string, headers: Record<string, string>, duration: number): Promise<Rate> {
+  const cpuBefore = await cpu();
   const result = await autocannon({ url, method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, connections, duration });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  const cpuMicros = ((await server.cpuMicros()) - cpuBefore) / result.requests.total;
+  const cpuMicros = ((await cpu()) - cpuBefore) / result.requests.total;
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuMicros };
 }
 
-console.log(`JSON-RPC overhead: ${ROUNDS} alternating runs of ${seconds} s each (medians), ${connections} connections, node ${process.version}`);
-const rows: string[] = [];
-for (const limit of ['0', '1000000']) {
-  const server = await startServerChild({ embedder: 'synthetic', bare: true, env: { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: limit } });
-  try {
-    const auth = { authorization: `Bearer ${await server.token('overhead')}` };
-    for (const method of ['tools/list', 'ping']) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} });
-      const bareUrl = `${server.bareUrl}/${method === 'ping' ? 'ping' : 'tools/list'}`;
-      // Warm-up (JIT, connection pools) for both, then alternating runs; the medians are reported, so a
-      // burst of other work on the machine moves one run, not the figure.
-      await load(server, bareUrl, body, {}, 2);
-      await load(server, server.mcpUrl, body, auth, 2);
-      const bareRuns: Rate[] = [];
-      const fullRuns: Rate[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        bareRuns.push(await load(server, bareUrl, body, {}, seconds));
-        fullRuns.push(await load(server, server.mcpUrl, body, auth, seconds));
-      }
-      const bare = median(bareRuns);
-      const full = median(fullRuns);
-      const cpu = (runs: Rate[]) => [...runs].map((run) => run.cpuMicros).sort((x, y) => x - y)[Math.floor(runs.length / 2)]!;
-      rows.push(
-        `${method.padEnd(10)} rate limit ${limit === '0' ? 'off' : 'on '}  bare ${bare.rps.toFixed(0).padStart(6)} req/s (p50 ${bare.p50} ms, p99 ${bare.p99} ms)` +
-          `  /mcp ${full.rps.toFixed(0).padStart(6)} req/s (p50 ${full.p50} ms, p99 ${full.p99} ms)  ratio ${(full.rps / bare.rps).toFixed(2)}` +
-          `  | server CPU per request: bare ${cpu(bareRuns).toFixed(0)} µs, /mcp ${cpu(fullRuns).toFixed(0)} µs, ratio ${(cpu(bareRuns) / cpu(fullRuns)).toFixed(2)}`,
-      );
-      console.log(rows.at(-1));
+const logDir = mkdtempSync(join(tmpdir(), 'memory-bench-log-'));
+const logFile = join(logDir, 'server.log');
+const server = await startServerChild({
+  embedder: 'synthetic',
+  log: { level: logLevel, file: logFile },
+  env: { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '1000000', MEMORY_SERVICE_METRICS_TOKEN: 'bench-metrics-token-0123456789abcdef' },
+});
+const bare = await startBareChild(await server.answers());
+console.log(
+  `JSON-RPC overhead: ${ROUNDS} alternating runs of ${seconds} s each (medians), ${connections} connections, node ${process.version}; ` +
+    `service (pid ${server.pid}) LogLevel=${logLevel}, rate limit on, metrics on; bare route (pid ${bare.pid}); load generator (pid ${process.pid})`,
+);
+try {
+  const auth = { authorization: `Bearer ${await server.token('overhead')}` };
+  const metricsBefore = await server.metrics();
+  if (!metricsBefore.includes('memory_service_')) throw new Error('metrics are not recorded');
+  for (const method of ['tools/list', 'ping']) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} });
+    const bareUrl = `${bare.url}/${method}`;
+    // Warm-up (JIT, connections) for both, then alternating runs; medians, so a burst of other work on
+    // the machine moves one run, not the figure.
+    await load(bare.cpuMicros, bareUrl, body, {}, 2);
+    await load(server.cpuMicros, server.mcpUrl, body, auth, 2);
+    const bareRuns: Rate[] = [];
+    const fullRuns: Rate[] = [];
+    const logBytes: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      bareRuns.push(await load(bare.cpuMicros, bareUrl, body, {}, seconds));
+      const logBefore = statSync(logFile).size;
+      const full = await load(server.cpuMicros, server.mcpUrl, body, auth, seconds);
+      fullRuns.push(full);
+      logBytes.push((statSync(logFile).size - logBefore) / (full.rps * seconds));
     }
-  } finally {
-    await server.close();
+    const rps = (runs: Rate[]) => median(runs.map((run) => run.rps));
+    const cpu = (runs: Rate[]) => median(runs.map((run) => run.cpuMicros));
+    const p50 = (runs: Rate[]) => median(runs.map((run) => run.p50));
+    console.log(
+      `${method.padEnd(10)} bare ${rps(bareRuns).toFixed(0).padStart(6)} req/s (p50 ${p50(bareRuns)} ms)` +
+        `  /mcp ${rps(fullRuns).toFixed(0).padStart(6)} req/s (p50 ${p50(fullRuns)} ms)  ratio ${(rps(fullRuns) / rps(bareRuns)).toFixed(2)}` +
+        `  | CPU per request: bare ${cpu(bareRuns).toFixed(0)} µs, /mcp ${cpu(fullRuns).toFixed(0)} µs, ratio ${(cpu(bareRuns) / cpu(fullRuns)).toFixed(2)}` +
+        `  | log ${median(logBytes).toFixed(0)} bytes/request` +
+        `  | runs /mcp÷bare: ${fullRuns.map((run, i) => (run.rps / bareRuns[i]!.rps).toFixed(2)).join(' ')}`,
+    );
   }
+} finally {
+  await Promise.all([server.close(), bare.close()]);
+  rmSync(logDir, { recursive: true, force: true });
 }

@@ -52,6 +52,8 @@ export interface ComposeOptions {
   readonly authorizationServerLimits?: AuthorizationServerLimits;
   /** The network edge of client metadata document fetches (tests: a CA to trust, a resolver). */
   readonly clientMetadataConnect?: ClientMetadataFetchOptions['connect'];
+  /** Benchmarks lower it to send small subjects down the index path (see vectorRanking, findNearMemories). */
+  readonly exactScanLimit?: number;
 }
 
 /** Sign-ins a client address may start on the web page per minute (the authorization server counts its own). */
@@ -75,7 +77,12 @@ export async function composeService(config: Config, options: ComposeOptions = {
   metrics.watchPool(() => db.poolStats());
   const users = stateFile === undefined ? undefined : new UserStore(usersFilePath(config.dataDir));
   const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
-  const memory = new MemoryService({ db, embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold });
+  const memory = new MemoryService({
+    db,
+    embedder,
+    nearDuplicateThreshold: config.memory.nearDuplicateThreshold,
+    ...(options.exactScanLimit === undefined ? {} : { exactScanLimit: options.exactScanLimit }),
+  });
   const signIn = webSignIn(config, { stateFile, verifier, db });
   const app = await buildApp(config, {
     tools: [

@@ -35,7 +35,9 @@ export async function openQualityService(engine: BenchEngine, dataDir?: string):
     MEMORY_SERVICE_BASE_URL: BASE_URL,
     ...(engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL!, MEMORY_SERVICE_DATABASE_SCHEMA: schema } : {}),
   });
-  const service = await composeService(config);
+  // BENCH_EXACT_SCAN_LIMIT=0 sends even these small subjects down the index path, to compare it with the exact one.
+  const exactScanLimit = process.env.BENCH_EXACT_SCAN_LIMIT === undefined ? undefined : Number(process.env.BENCH_EXACT_SCAN_LIMIT);
+  const service = await composeService(config, exactScanLimit === undefined ? {} : { exactScanLimit });
   const tokens = new Map<string, Promise<string>>();
   const tokenOf = (subject: string) => {
     let token = tokens.get(subject);

@@ -34,7 +34,8 @@ interface Sql {
 export async function seededDatabase(engine: BenchEngine, count: number): Promise<SeededDatabase> {
   // The version changes whenever the synthetic texts or vectors do, so an old seed is never measured.
   const dataDir = fileURLToPath(new URL(`../.data/seed-${SEED_VERSION}-${count}`, import.meta.url));
-  const schema = `bench_seed_${SEED_VERSION}_${count}`;
+  // BENCH_SEED_SCHEMA: a schema of one's own on a PostgreSQL shared with others (drop it when done).
+  const schema = process.env.BENCH_SEED_SCHEMA ?? `bench_seed_${SEED_VERSION}_${count}`;
   mkdirSync(dataDir, { recursive: true });
   const env: Record<string, string> =
     engine === 'postgres'

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ServerProcessOptions } from './server-process.js';
 
@@ -12,10 +13,10 @@ export interface ProcessStats {
 
 export interface ServerChild {
   readonly mcpUrl: string;
-  /** Base URL of the bare baseline route (POST {bareUrl}/tools/list or /ping), when asked for. */
-  readonly bareUrl: string | undefined;
   readonly pid: number;
   token(subject: string): Promise<string>;
+  /** The service's own tools/list and ping answers (bodies), for the bare baseline to serve. */
+  answers(): Promise<Record<string, string>>;
   /** Memory after a full GC, open handles and pool use, in the server process. */
   stats(): Promise<ProcessStats>;
   metrics(): Promise<string>;
@@ -24,19 +25,35 @@ export interface ServerChild {
   close(): Promise<void>;
 }
 
-/** Starts bench/lib/server-process.ts in a child process and waits until it listens. */
-export async function startServerChild(options: ServerProcessOptions): Promise<ServerChild> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./server-process.ts', import.meta.url)), [], {
+export interface BareChild {
+  /** POST {url}/{name} answers bodies[name]. */
+  readonly url: string;
+  readonly pid: number;
+  cpuMicros(): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface Child {
+  readonly ready: Record<string, unknown>;
+  ask<T>(request: Record<string, unknown>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Forks a bench/lib script (run through tsx) and waits for its `ready` message; requests go over IPC. */
+async function forkChild(script: string, env: Record<string, string>, stdoutFile?: string): Promise<Child> {
+  const stdout = stdoutFile === undefined ? 'inherit' : openSync(stdoutFile, 'w');
+  const child: ChildProcess = fork(fileURLToPath(new URL(script, import.meta.url)), [], {
     execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
-    env: { ...process.env, BENCH_SERVER_OPTIONS: JSON.stringify(options) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
+  if (typeof stdout === 'number') closeSync(stdout);
   const pending = new Map<number, (value: unknown) => void>();
   let nextId = 1;
-  const ready = await new Promise<{ mcpUrl: string; bareUrl?: string; pid: number }>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`benchmark child ${script} exited with ${code}`)));
     child.on('message', (message: { type?: string; id?: number; value?: unknown }) => {
-      if (message.type === 'ready') resolve(message as { mcpUrl: string; bareUrl?: string; pid: number });
+      if (message.type === 'ready') resolve(message as Record<string, unknown>);
       else if (message.id !== undefined) pending.get(message.id)?.(message.value);
     });
   });
@@ -50,17 +67,38 @@ export async function startServerChild(options: ServerProcessOptions): Promise<S
       child.send({ ...request, id });
     });
   return {
-    mcpUrl: ready.mcpUrl,
-    bareUrl: ready.bareUrl,
-    pid: ready.pid,
-    token: (subject) => ask<string>({ type: 'token', subject }),
-    stats: () => ask<ProcessStats>({ type: 'stats' }),
-    metrics: () => ask<string>({ type: 'metrics' }),
-    cpuMicros: () => ask<number>({ type: 'cpu' }),
+    ready,
+    ask,
     async close() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       await ask({ type: 'close' });
       await exited;
     },
+  };
+}
+
+/** Starts bench/lib/server-process.ts in a child process and waits until it listens. */
+export async function startServerChild(options: ServerProcessOptions): Promise<ServerChild> {
+  const child = await forkChild('./server-process.ts', { BENCH_SERVER_OPTIONS: JSON.stringify(options) }, options.log?.file);
+  return {
+    mcpUrl: child.ready.mcpUrl as string,
+    pid: child.ready.pid as number,
+    token: (subject) => child.ask<string>({ type: 'token', subject }),
+    answers: () => child.ask<Record<string, string>>({ type: 'answers' }),
+    stats: () => child.ask<ProcessStats>({ type: 'stats' }),
+    metrics: () => child.ask<string>({ type: 'metrics' }),
+    cpuMicros: () => child.ask<number>({ type: 'cpu' }),
+    close: () => child.close(),
+  };
+}
+
+/** Starts the bare baseline (bench/lib/bare-process.ts) in its own process. */
+export async function startBareChild(bodies: Record<string, string>): Promise<BareChild> {
+  const child = await forkChild('./bare-process.ts', { BENCH_BARE_BODIES: JSON.stringify(bodies) });
+  return {
+    url: child.ready.url as string,
+    pid: child.ready.pid as number,
+    cpuMicros: () => child.ask<number>({ type: 'cpu' }),
+    close: () => child.close(),
   };
 }

@@ -3,8 +3,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
 import { composeService } from '../../src/compose.js';
+import { createLogger } from '../../src/logger.js';
 import { benchConfig, benchToken } from './bench-config.js';
 import { syntheticEmbedder } from './synthetic-embedder.js';
 
@@ -13,8 +13,8 @@ export interface ServerProcessOptions {
   readonly env: Record<string, string>;
   /** 'synthetic' leaves the embedding step out; 'local' is the real local model. */
   readonly embedder: 'local' | 'synthetic';
-  /** Also serve a bare Fastify route answering `bareBody` to every POST (the baseline). */
-  readonly bare?: boolean;
+  /** Log at this level to stdout, as `serve` does (server-child sends stdout to `file`); default: silent. */
+  readonly log?: { readonly level: 'info' | 'warn'; readonly file: string };
 }
 
 export type Request =
@@ -22,18 +22,21 @@ export type Request =
   | { type: 'stats'; id: number }
   | { type: 'metrics'; id: number }
   | { type: 'cpu'; id: number }
+  | { type: 'answers'; id: number }
   | { type: 'close'; id: number };
 
 const options = JSON.parse(process.env.BENCH_SERVER_OPTIONS ?? '{}') as ServerProcessOptions;
 const dataDir = options.env.MEMORY_SERVICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'memory-bench-'));
 const config = benchConfig(dataDir, options.env);
-const service = await composeService(config, options.embedder === 'synthetic' ? { embedder: syntheticEmbedder() } : {});
+const logger = options.log === undefined ? undefined : createLogger(options.log.level);
+const service = await composeService(config, {
+  ...(options.embedder === 'synthetic' ? { embedder: syntheticEmbedder() } : {}),
+  ...(logger === undefined ? {} : { logger }),
+});
 const address = await service.app.listen({ host: '127.0.0.1', port: 0 });
 
-let bareUrl: string | undefined;
-let bare: FastifyInstance | undefined;
-if (options.bare === true) {
-  // The same tools/list and ping answers the service gives, from a route with no hooks, auth or parsing.
+/** The answers the service gives to tools/list and ping (the bare baseline serves the same bytes). */
+async function answers(): Promise<Record<string, string>> {
   const token = await issue('bare');
   const answer = async (method: string) => {
     const response = await service.app.inject({
@@ -46,12 +49,7 @@ if (options.bare === true) {
   };
   const bodies: Record<string, string> = { 'tools/list': await answer('tools/list'), ping: await answer('ping') };
   if (!bodies['tools/list']!.includes('"tools"')) throw new Error(`unexpected tools/list answer: ${bodies['tools/list']}`);
-  const app = Fastify();
-  for (const method of ['tools/list', 'ping']) {
-    app.post(`/${method}`, async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(bodies[method]));
-  }
-  bareUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  bare = app;
+  return bodies;
 }
 
 function issue(subject: string): Promise<string> {
@@ -78,15 +76,18 @@ process.on('message', async (message: Request) => {
       process.send!({ id: message.id, value: user + system });
       break;
     }
+    case 'answers':
+      process.send!({ id: message.id, value: await answers() });
+      break;
     case 'metrics':
       process.send!({ id: message.id, value: (await service.metrics.render()).body });
       break;
     case 'close':
-      await Promise.all([service.close(), bare?.close()]);
+      await service.close();
       process.send!({ id: message.id, value: null });
       process.disconnect();
       break;
   }
 });
 
-process.send!({ type: 'ready', mcpUrl: `${address}/mcp`, bareUrl, engine: service.db.engine, pid: process.pid });
+process.send!({ type: 'ready', mcpUrl: `${address}/mcp`, engine: service.db.engine, pid: process.pid });

@@ -44,7 +44,7 @@ export interface MemoryServiceOptions {
   readonly db: DatabaseHandle;
   readonly embedder: EmbeddingProvider;
   readonly nearDuplicateThreshold: number;
-  /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
+  /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking and findNearMemories). */
   readonly exactScanLimit?: number;
 }
 
@@ -82,9 +82,11 @@ export class MemoryService {
     const memory = { ...given, tags: canonicalTags(given.tags) };
     const vector = await this.#embed(subject, memory.text);
     const threshold = this.#options.nearDuplicateThreshold;
+    const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
-      const candidates = policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES);
+      const candidates =
+        policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, exactScanLimit);
       // Best first: the same fact, then the most similar.
       const judged = candidates
         .map((candidate) => ({ candidate, comparison: compareFacts(candidate.text, memory.text) }))

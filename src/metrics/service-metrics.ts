@@ -102,9 +102,28 @@ export class ServiceMetrics {
     this.#poolStats = poolStats;
   }
 
+  /** Label sets bound once (prom-client otherwise hashes the labels on every update); keys come from fixed sets. */
+  readonly #bound = new Map<string, { count: { inc(): void }; duration: { observe(seconds: number): void } }>();
+
+  #series(
+    key: string,
+    bind: () => { count: { inc(): void }; duration: { observe(seconds: number): void } },
+  ): { count: { inc(): void }; duration: { observe(seconds: number): void } } {
+    let series = this.#bound.get(key);
+    if (series === undefined) {
+      series = bind();
+      this.#bound.set(key, series);
+    }
+    return series;
+  }
+
   observeHttp(route: string, status: number, seconds: number): void {
-    this.#httpRequests.inc({ route, status: String(status) });
-    this.#httpDuration.observe({ route }, seconds);
+    const series = this.#series(`http ${route} ${status}`, () => ({
+      count: this.#httpRequests.labels({ route, status: String(status) }),
+      duration: this.#httpDuration.labels({ route }),
+    }));
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 
   observeEmbedding(texts: number, seconds: number, ok: boolean): void {
@@ -118,8 +137,12 @@ export class ServiceMetrics {
     return {
       onRequest: (method: string, outcome: 'ok' | 'error', seconds: number) => {
         const label = METHODS.has(method) ? method : OTHER;
-        this.#rpcRequests.inc({ method: label, outcome });
-        this.#rpcDuration.observe({ method: label }, seconds);
+        const series = this.#series(`rpc ${label} ${outcome}`, () => ({
+          count: this.#rpcRequests.labels({ method: label, outcome }),
+          duration: this.#rpcDuration.labels({ method: label }),
+        }));
+        series.count.inc();
+        series.duration.observe(seconds);
       },
       // Only registered tools reach here, so tool names are a known set.
       onToolCall: (tool: string, outcome: string, seconds: number) => {

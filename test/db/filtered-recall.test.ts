@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
 import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
+import { findNearMemories } from '../../src/db/memories/near-memories.js';
 import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
 import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
@@ -149,6 +150,34 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       found += result.ids.filter((id) => truth.includes(id)).length;
     }
     expect(found / (queries.length * DEPTH)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  // remember's near-duplicate check: a subject above the exact-scan limit is searched through the index.
+  const nearRows = (subject: string, vector: readonly number[], exactScanLimit: number) =>
+    db.withSubject(subject, 'inspecting rows', (trx) => findNearMemories(trx, subject, storedVector(vector, MODEL), 0, 20, exactScanLimit));
+
+  it('finds a big subject\'s stored vector again, and the exact scan\'s near rows, through the index', async () => {
+    let overlap = 0;
+    const probes = Array.from({ length: 20 }, (_, k) => rows.findIndex((row, index) => row.subject === 'big' && index % 97 === k));
+    for (const index of probes) {
+      const walked = await nearRows('big', rows[index]!.vector, EXACT_SCAN_LIMIT);
+      const exactRows = await nearRows('big', rows[index]!.vector, Number.POSITIVE_INFINITY);
+      expect(walked[0]?.id).toBe(ids[index]);
+      expect(exactRows[0]?.id).toBe(ids[index]);
+      // Best first by exact similarity, whichever way the candidates were found.
+      expect(walked.map((row) => row.similarity)).toEqual([...walked.map((row) => row.similarity)].sort((a, b) => b - a));
+      const truth = new Set(exactRows.map((row) => row.id));
+      overlap += walked.filter((row) => truth.has(row.id)).length / exactRows.length;
+    }
+    expect(overlap / probes.length).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('scans a small subject exactly for near rows', async () => {
+    const query = near(9, 0.3);
+    const found = await nearRows('tiny', query, EXACT_SCAN_LIMIT);
+    const truth = exact('tiny', query, (row) => 1 - cosineDistance(row.vector, query) >= 0);
+    expect(truth.length).toBeGreaterThan(0);
+    expect(found.map((row) => row.id)).toEqual(truth.slice(0, 20));
   });
 
   it('reaches the HNSW index on that path', async () => {
