@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -113,5 +113,22 @@ describe('.dockerignore', () => {
   it('keeps dependencies, build output, tests, local settings and git out of the build context', () => {
     const ignored = read('.dockerignore').split('\n').map((line) => line.trim());
     for (const entry of ['node_modules', 'dist', '.git', 'test', 'bench', 'application.ini']) expect(ignored).toContain(entry);
+  });
+
+  it('lists every package the compiled service imports among its production dependencies (the image installs only those)', () => {
+    const { dependencies } = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    // Only from source: the local model's worker registers tsx's loader when it runs as TypeScript (tests).
+    const sourceOnly = new Set(['tsx']);
+    const missing: string[] = [];
+    for (const file of readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      for (const [, specifier] of read(join('src', file)).matchAll(/(?:\bfrom|\bimport\()\s*'([^'.][^']*)'/g)) {
+        if (specifier === undefined || specifier.startsWith('node:')) continue;
+        const parts = specifier.split('/');
+        const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+        if (!(name in dependencies) && !sourceOnly.has(name)) missing.push(`${name} (src/${file})`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
