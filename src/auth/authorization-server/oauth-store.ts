@@ -5,6 +5,7 @@ import type { DatabaseHandle } from '../../db/open-database.js';
 import {
   consumeObject,
   countObjects,
+  lockKind,
   deleteOldest,
   destroyObject,
   destroyObjectsOfGrant,
@@ -160,6 +161,7 @@ export class OAuthStore {
     const ttl = kind === 'Client' ? this.#limits.unusedClientTtlSeconds : positiveOr(expiresIn, FALLBACK_TTL_SECONDS);
     const cap = kind === 'Interaction' ? this.#limits.maxInteractions : kind === 'Session' ? this.#limits.maxSessions : undefined;
     await this.#run('saving sign-in state', async (trx) => {
+      if (cap !== undefined) await lockKind(trx, generation, kind);
       await upsertObject(trx, {
         generation,
         kind,

@@ -125,6 +125,15 @@ export async function markClientUsed(trx: DbTransaction, key: OAuthObjectKey, tt
     .execute();
 }
 
+/**
+ * Serialises, until the transaction ends, the writers of one kind of object in one generation: a capped kind's
+ * insert-count-evict must not interleave, or two writers each see the cap reached by the other's row and neither
+ * evicts. The key space is apart from the per-subject memory locks (a second key of the two-int form).
+ */
+export async function lockKind(trx: DbTransaction, generation: string, kind: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('oauth_objects'), hashtext(${`${generation}/${kind}`}))`.execute(trx);
+}
+
 /** Objects of one kind in a generation (expired ones not yet swept included); `address` and `live` narrow it. */
 export async function countObjects(
   trx: DbTransaction,
