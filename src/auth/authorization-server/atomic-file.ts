@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -9,6 +9,40 @@ import { dirname } from 'node:path';
  * the old file is left as it was, and the error says which file could not be saved and why.
  */
 export function writeFileAtomically(path: string, contents: string, mode = 0o600): void {
+  let temporary: string | undefined;
+  try {
+    temporary = writeTemporary(path, contents, mode);
+    renameSync(temporary, path);
+  } catch (error) {
+    if (temporary !== undefined) rmSync(temporary, { force: true });
+    const { code } = error as NodeJS.ErrnoException;
+    const reason = code === 'ENOSPC' ? 'the disk is full (ENOSPC)' : (error as Error).message;
+    throw new Error(`could not save ${path}: ${reason}; the file was left as it was`, { cause: error });
+  }
+  syncDirectory(dirname(path));
+}
+
+/**
+ * Puts `contents` at `path` unless a file is already there, whole or not at all: a flushed temporary file is
+ * linked into place, which fails if one exists (processes starting together agree on whichever came first).
+ * Returns whether this call created it; any other failure propagates as it is, with no temporary file left.
+ */
+export function createFileExclusively(path: string, contents: string, mode = 0o600): boolean {
+  const temporary = writeTemporary(path, contents, mode);
+  try {
+    linkSync(temporary, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  syncDirectory(dirname(path));
+  return true;
+}
+
+/** A flushed temporary file beside `path`; removed again when writing it fails (a full disk leaves a partial one). */
+function writeTemporary(path: string, contents: string, mode: number): string {
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     const fd = openSync(temporary, 'wx', mode);
@@ -19,14 +53,11 @@ export function writeFileAtomically(path: string, contents: string, mode = 0o600
     } finally {
       closeSync(fd);
     }
-    renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });
-    const { code } = error as NodeJS.ErrnoException;
-    const reason = code === 'ENOSPC' ? 'the disk is full (ENOSPC)' : (error as Error).message;
-    throw new Error(`could not save ${path}: ${reason}; the file was left as it was`, { cause: error });
+    throw error;
   }
-  syncDirectory(dirname(path));
+  return temporary;
 }
 
 /** Makes the rename itself durable; a directory that cannot be opened for it (some filesystems) is left to the OS. */

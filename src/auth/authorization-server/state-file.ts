@@ -1,5 +1,5 @@
 import { hkdfSync, randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parse as parseIni, stringify as stringifyIni } from 'ini';
 import {
@@ -10,6 +10,7 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose';
+import { createFileExclusively, writeFileAtomically } from './atomic-file.js';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -144,39 +145,18 @@ export class StateFile {
 
   /**
    * Creates the file unless another process got there first (several replicas starting together, or all of them
-   * noticing that it was deleted): the new file is linked into place, which fails if one exists, and then
-   * whatever is in place is what every process uses.
+   * noticing that it was deleted): whatever is in place afterwards is what every process uses.
    */
   async #createIfAbsent(): Promise<AuthorizationServerState> {
     const state = await newState();
-    const temporary = this.#writeTemporary(state);
-    try {
-      linkSync(temporary, this.path);
-      return state;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      return parseState(readFileSync(this.path, 'utf8'));
-    } finally {
-      unlinkSync(temporary);
-    }
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    if (createFileExclusively(this.path, serialiseState(state))) return state;
+    return parseState(readFileSync(this.path, 'utf8'));
   }
 
   #replace(state: AuthorizationServerState): void {
-    renameSync(this.#writeTemporary(state), this.path);
+    writeFileAtomically(this.path, serialiseState(state));
     this.#identity = this.#stat();
-  }
-
-  #writeTemporary(state: AuthorizationServerState): string {
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
-    try {
-      writeFileSync(temporary, serialiseState(state), { mode: 0o600, flush: true });
-    } catch (error) {
-      // A full disk leaves a partial temporary file: never let it linger (the file in place is untouched).
-      rmSync(temporary, { force: true });
-      throw error;
-    }
-    return temporary;
   }
 
   #stat(): FileIdentity | undefined {
@@ -192,7 +172,8 @@ export class StateFile {
 class StateFileFormatError extends Error {}
 
 function unusableReason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
+  // writeFileAtomically names the file in its own error; the system's reason is its cause.
+  const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'EISDIR':
       return 'it is a directory';

@@ -139,12 +139,4 @@ export interface ImportedTimestamps {
 }
 
 /** A tombstone read from a file, its replacement already mapped to this database's ids. */
-export interface ImportedTombstone {
-  readonly text: string;
-  readonly tags: readonly string[];
-  readonly reason: TombstoneReason;
-  readonly replacedBy: number | undefined;
-  readonly note: string | undefined;
-  readonly memoryCreatedAt: Date;
-  readonly tombstonedAt: Date;
-}
+export type ImportedTombstone = Omit<TombstoneRecord, 'memoryId' | 'embeddingModel'>;

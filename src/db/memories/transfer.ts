@@ -1,22 +1,13 @@
 import { sql } from 'kysely';
 import type { DbTransaction } from '../schema.js';
 import { microsecondsUtc } from './list-page.js';
+import type { MemoryRow } from './read-memories.js';
 import type { ListPosition, StoredMemory, TombstoneReason } from './records.js';
 
 /** The SQL of export and import: whole rows in creation order, and the lookups that make an import idempotent. */
 
-interface StoredMemoryRow {
-  id: string | number;
-  text: string;
-  tags: string[];
-  importance: number;
-  capture_mode: 'explicit' | 'inferred' | null;
-  source_provider: string | null;
-  session_id: string | null;
-  created_at: Date;
+interface StoredMemoryRow extends Omit<MemoryRow, 'text_chars'> {
   updated_at: Date;
-  last_confirmed_at: Date;
-  expires_at: Date | null;
   embedding_model: string;
   position: string;
 }
