@@ -1,6 +1,6 @@
 // A benchmark's server in its own process (so the load generator does not share its event loop), driven
 // over IPC by bench/lib/server-child.ts. Started with `node --import tsx --expose-gc`.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeService } from '../../src/compose.js';
@@ -26,7 +26,9 @@ export type Request =
   | { type: 'close'; id: number };
 
 const options = JSON.parse(process.env.BENCH_SERVER_OPTIONS ?? '{}') as ServerProcessOptions;
-const dataDir = options.env.MEMORY_SERVICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'memory-bench-'));
+/** A data folder made here is removed on close; one the benchmark named is the benchmark's to keep. */
+const ownDataDir = options.env.MEMORY_SERVICE_DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'memory-bench-')) : undefined;
+const dataDir = options.env.MEMORY_SERVICE_DATA_DIR ?? ownDataDir!;
 const config = benchConfig(dataDir, options.env);
 const logger = options.log === undefined ? undefined : createLogger(options.log.level);
 const service = await composeService(config, {
@@ -84,6 +86,7 @@ process.on('message', async (message: Request) => {
       break;
     case 'close':
       await service.close();
+      if (ownDataDir !== undefined) rmSync(ownDataDir, { recursive: true, force: true });
       process.send!({ id: message.id, value: null });
       process.disconnect();
       break;
