@@ -25,7 +25,7 @@ const WALK_EF_SEARCH = 400;
  * (and falls back to the exact scan when the walk comes back short); the similarity cut and exact order are
  * then applied to those rows. Near-duplicates lie far above the similarities an approximate walk gets wrong,
  * but a graph can leave a row unreachable: a memory whose text is exactly `text` is therefore looked up by
- * its text too (migration 0009's index), so the same text sent again is always among the candidates.
+ * its text too (migration 0009's index), so the same text sent again is always among the candidates, first.
  */
 export async function findNearMemories(
   trx: DbTransaction,
@@ -53,10 +53,13 @@ export async function findNearMemories(
     .where(similarity, '>=', minSimilarity);
   if (nearest !== undefined) {
     const walked = nearest;
-    query =
-      text === undefined
-        ? query.where('id', 'in', walked)
-        : query.where((eb) => eb.or([eb('id', 'in', walked), sql<boolean>`(md5(text) = md5(${text}) and text = ${text})`]));
+    if (text === undefined) query = query.where('id', 'in', walked);
+    else {
+      // The same text first, whatever the vectors say (they agree, but for a provider's rounding).
+      query = query
+        .where((eb) => eb.or([eb('id', 'in', walked), sql<boolean>`(md5(text) = md5(${text}) and text = ${text})`]))
+        .orderBy(sql`text = ${text}`, 'desc');
+    }
   }
   const rows = await query.orderBy(cosineDistance(vector)).orderBy('id', 'desc').limit(limit).execute();
   return rows.map((row) => ({
