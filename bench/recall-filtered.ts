@@ -9,7 +9,7 @@ import { openDatabase } from '../src/db/open-database.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
 import { NO_FILTERS as noFilters } from '../src/db/memories/filters.js';
 import type { MemoryFilters } from '../src/db/memories/records.js';
-import { subjectMemoryCount } from '../src/db/memories/subject-stats.js';
+import { subjectSize } from '../src/db/memories/subject-stats.js';
 import { vectorConditions, vectorRanking } from '../src/db/memories/vector-ranking.js';
 import { cosineDistance, indexedCosineDistance, storedVector } from '../src/db/pgvector.js';
 import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
@@ -70,7 +70,7 @@ for (const engine of benchEngines) {
       const ranked = await db.withSubject(testCase.subject, 'benchmarking', async (trx) =>
         vectorRanking(trx, testCase.subject, testCase.filters, vector, DEPTH, {
           exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT,
-          subjectMemories: await subjectMemoryCount(trx, testCase.subject),
+          size: await subjectSize(trx, testCase.subject),
         }),
       );
       latencies.push(performance.now() - t0);

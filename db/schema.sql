@@ -25,6 +25,7 @@ create table memories (
   CREATE INDEX memories_embedding_hnsw_512 ON memories USING hnsw (((embedding)::vector(512)) vector_cosine_ops) WHERE (embedding_dimensions = 512);
   CREATE UNIQUE INDEX memories_pkey ON memories USING btree (id);
   CREATE INDEX memories_subject_created_idx ON memories USING btree (subject, created_at DESC, id DESC);
+  CREATE INDEX memories_subject_text_md5_idx ON memories USING btree (subject, md5(text));
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
   CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
@@ -36,12 +37,13 @@ create table memories (
 create table memory_terms (
   subject text not null,
   lexeme text not null,
-  memory_id bigint not null
+  memory_id bigint not null,
+  rank real not null
 );
   constraint memory_terms_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES memories(id) ON DELETE CASCADE;
-  constraint memory_terms_pkey PRIMARY KEY (subject, lexeme, memory_id);
+  constraint memory_terms_pkey PRIMARY KEY (subject, lexeme, memory_id) INCLUDE (rank);
   CREATE INDEX memory_terms_memory_idx ON memory_terms USING btree (memory_id);
-  CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id);
+  CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id) INCLUDE (rank);
   row level security enabled, forced;
   policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 

@@ -8,6 +8,7 @@ import { createVectorIndexStatement, isIndexable } from './pgvector.js';
 import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
 import * as oauthObjects from './migrations/0007_oauth_objects.js';
 import * as webSessions from './migrations/0008_web_sessions.js';
+import * as largeSubjects from './migrations/0009_large_subjects.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0006_all_subjects_setting': allSubjectsSetting,
   '0007_oauth_objects': oauthObjects,
   '0008_web_sessions': webSessions,
+  '0009_large_subjects': largeSubjects,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -50,6 +50,8 @@ export interface MemoryTermsTable {
   subject: ColumnType<string, never, never>;
   lexeme: ColumnType<string, never, never>;
   memory_id: ColumnType<string | number, never, never>;
+  /** ts_rank of the lexeme in the memory (migration 0009). */
+  rank: ColumnType<number, never, never>;
 }
 
 /** Kept by triggers on memories; read by recall. */

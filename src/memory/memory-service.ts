@@ -86,7 +86,9 @@ export class MemoryService {
     return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const candidates =
-        policy === 'insert' ? [] : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, exactScanLimit);
+        policy === 'insert'
+          ? []
+          : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, exactScanLimit, memory.text);
       // Best first: the same fact, then the most similar.
       const judged = candidates
         .map((candidate) => ({ candidate, comparison: compareFacts(candidate.text, memory.text) }))

@@ -1,5 +1,5 @@
 import type { MemoryFilters } from '../db/memories/records.js';
-import { subjectMemoryCount } from '../db/memories/subject-stats.js';
+import { subjectSize } from '../db/memories/subject-stats.js';
 import { textRanking } from '../db/memories/text-ranking.js';
 import { vectorRanking, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
@@ -52,15 +52,15 @@ export async function rankMemories(
 ): Promise<Ranking> {
   const rankings: RetrieverRanking[] = [];
   let plan: VectorPlan | undefined;
-  const subjectMemories = await subjectMemoryCount(trx, subject);
+  const size = await subjectSize(trx, subject);
   if (options.strategy !== 'text') {
     if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
-    const vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, subjectMemories });
+    const vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size });
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }
   if (options.strategy !== 'vector') {
-    const hits = await textRanking(trx, subject, query.filters, contentWords(query.text), RANKING_DEPTH, subjectMemories);
+    const hits = await textRanking(trx, subject, query.filters, contentWords(query.text), RANKING_DEPTH, size.memories);
     rankings.push({ ids: hits.map((hit) => hit.id), weight: TEXT_WEIGHT, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) });
   }
   return { ranked: fuseRankings(rankings, RRF_K), plan };

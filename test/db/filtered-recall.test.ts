@@ -4,7 +4,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js
 import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { findNearMemories } from '../../src/db/memories/near-memories.js';
-import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
+import { subjectSize } from '../../src/db/memories/subject-stats.js';
 import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
@@ -117,7 +117,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     db.withSubject(subject, 'inspecting rows', async (trx) =>
       vectorRanking(trx, subject, { ...noFilters, ...filters }, storedVector(query, MODEL), DEPTH, {
         exactScanLimit: EXACT_SCAN_LIMIT,
-        subjectMemories: await subjectMemoryCount(trx, subject),
+        size: await subjectSize(trx, subject),
       }),
     );
 
@@ -172,12 +172,41 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     expect(overlap / probes.length).toBeGreaterThanOrEqual(0.95);
   });
 
+  it("finds a big subject's memory by its exact text where the index walk does not reach it", async () => {
+    const index = rows.findIndex((row) => row.subject === 'big' && row.topic === 0);
+    const text = `synthetic memory ${index} about topic 0`;
+    // Nearest to another topic's centre: the walk's 20 rows are that topic's, never this one.
+    const elsewhere = storedVector(centroids[5]!, MODEL);
+    const near = (withText: string | undefined) =>
+      db.withSubject('big', 'inspecting rows', (trx) => findNearMemories(trx, 'big', elsewhere, -1, 20, EXACT_SCAN_LIMIT, withText));
+    expect((await near(undefined)).map((row) => row.id)).not.toContain(ids[index]);
+    const found = await near(text);
+    expect(found[0]?.id).toBe(ids[index]);
+    expect(found[0]?.text).toBe(text);
+    expect(found).toHaveLength(20);
+  });
+
   it('scans a small subject exactly for near rows', async () => {
     const query = near(9, 0.3);
     const found = await nearRows('tiny', query, EXACT_SCAN_LIMIT);
     const truth = exact('tiny', query, (row) => 1 - cosineDistance(row.vector, query) >= 0);
     expect(truth.length).toBeGreaterThan(0);
     expect(found.map((row) => row.id)).toEqual(truth.slice(0, 20));
+  });
+
+  it('puts the planner settings back after the walk, for the rest of the transaction', async () => {
+    const settings = (trx: Parameters<Parameters<DatabaseHandle['withSubject']>[2]>[0]) =>
+      sql<{ sort: string; jit: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit`.execute(trx);
+    const [before, after, plan] = await db.withSubject('big', 'inspecting rows', async (trx) => {
+      const seen = (await settings(trx)).rows[0];
+      const ranked = await vectorRanking(trx, 'big', noFilters, storedVector(queries[0]!, MODEL), DEPTH, {
+        exactScanLimit: EXACT_SCAN_LIMIT,
+        size: await subjectSize(trx, 'big'),
+      });
+      return [seen, (await settings(trx)).rows[0], ranked.plan];
+    });
+    expect(plan).toBe('hnsw');
+    expect(after).toEqual(before);
   });
 
   it('reaches the HNSW index on that path', async () => {

@@ -1,7 +1,22 @@
+import { sql } from 'kysely';
 import type { DbTransaction } from '../schema.js';
 
 /** The subject's number of memories, expired ones included, as kept by triggers (migration 0005). */
 export async function subjectMemoryCount(trx: DbTransaction, subject: string): Promise<number> {
-  const row = await trx.selectFrom('subject_stats').select('memories').where('subject', '=', subject).executeTakeFirst();
-  return Number(row?.memories ?? 0);
+  return (await subjectSize(trx, subject)).memories;
+}
+
+/** What the rankings choose their plans by, read in one statement. */
+export interface SubjectSize {
+  /** The subject's number of memories, expired ones included (subject_stats). */
+  readonly memories: number;
+  /** The planner's estimate of the whole table's rows; 0 when it has none (never analysed, as PGlite may be). */
+  readonly tableRows: number;
+}
+
+export async function subjectSize(trx: DbTransaction, subject: string): Promise<SubjectSize> {
+  const { rows } = await sql<{ memories: string | number | null; table_rows: number | null }>`
+    select (select memories from subject_stats where subject = ${subject}) as memories,
+           (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows`.execute(trx);
+  return { memories: Number(rows[0]?.memories ?? 0), tableRows: Math.max(0, Number(rows[0]?.table_rows ?? 0)) };
 }

@@ -9,18 +9,14 @@ import type { MemoryFilters } from './records.js';
  * (about this many rows per query word) for a subject with very many memories; below this many nothing changes.
  */
 const COMMON_TERM_ROWS = 1000;
-
 /**
- * The subject's live memories that pass the filters and share a word stem with `query`, best first.
- *
- * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
- * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
- * subject's memories (BM25's idf, with `subjectMemories` as the document count), so a rare name or number
- * outweighs a word that every memory contains.
- *
- * Stems are looked up in memory_terms (migration 0004), whose B-tree PostgreSQL can use under row-level
- * security, unlike the GIN index for `@@`; the candidates are then read by primary key, filtered and scored.
+ * ts_rank of one word in a memory stays below this (0.1, the weight of an unweighted position, times a sum over
+ * its positions bounded by π²/6, which ts_rank divides by): the most a common word can add is its idf times this.
  */
+const MAX_TERM_RANK = 0.1;
+/** Slack for the partial sums' rounding (they add in another order than the final score). */
+const SCORE_MARGIN = 1e-9;
+
 /** A memory found by the full-text ranking. */
 export interface TextHit {
   readonly id: number;
@@ -34,6 +30,20 @@ export interface TextHit {
   readonly coverage: number;
 }
 
+/**
+ * The subject's live memories that pass the filters and share a word stem with `query`, best first.
+ *
+ * Every stem of the query is an alternative (OR), so a question need not repeat a memory's wording; each
+ * matching stem counts by its term frequency (ts_rank) weighted by its inverse document frequency among the
+ * subject's memories (BM25's idf, with `subjectMemories` as the document count), so a rare name or number
+ * outweighs a word that every memory contains.
+ *
+ * Everything is read from memory_terms (migrations 0004 and 0009), whose B-tree PostgreSQL can use under
+ * row-level security, unlike the GIN index for `@@`: each stem's memories and their count (its idf), and each
+ * match's ts_rank, stored by the trigger and carried in the index, so candidates are scored without reading
+ * their rows. Only then are memories read, best first, to keep those that pass the filters, until `depth` are
+ * found: a question whose words occur in hundreds of a large subject's memories reads about `depth` of them.
+ */
 export async function textRanking(
   trx: DbTransaction,
   subject: string,
@@ -42,33 +52,62 @@ export async function textRanking(
   depth: number,
   subjectMemories: number,
 ): Promise<TextHit[]> {
-  // Lexemes are quoted into tsquery's input syntax, so punctuation in identifiers cannot be read as operators.
+  // Sums run in the query's lexeme order (tsvector_to_array's), so a score is the same number whichever way its
+  // rows were found; ties fall to the newer memory. Lexemes are quoted into tsquery's input syntax, so
+  // punctuation in identifiers cannot be read as operators.
   const { rows } = await sql<{ id: string | number; score: number; coverage: number | null }>`
-    with terms as materialized (
-      select lexeme,
-             ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
-        from unnest(tsvector_to_array(to_tsvector('english', ${query}))) as lexeme),
-    frequencies as materialized (
-      select terms.lexeme, terms.query,
+    with counted as materialized (
+      select position, lexeme,
              (select count(*) from (select 1 from memory_terms
-                                     where memory_terms.subject = ${subject} and memory_terms.lexeme = terms.lexeme
+                                     where memory_terms.subject = ${subject} and memory_terms.lexeme = words.lexeme
                                      limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
-        from terms),
+        from unnest(tsvector_to_array(to_tsvector('english', ${query}))) with ordinality as words (lexeme, position)),
     weights as materialized (
-      select query, df, ln(1 + (greatest(${subjectMemories}::float8, df) - df + 0.5) / (df + 0.5)) as idf
-        from frequencies),
-    candidates as materialized (
-      select distinct memory_terms.memory_id as id
-        from frequencies
-        join memory_terms on memory_terms.subject = ${subject} and memory_terms.lexeme = frequencies.lexeme
-       where frequencies.df < ${COMMON_TERM_ROWS})
-    select memories.id,
-           (select sum(weights.idf * ts_rank(memories.search_vector, weights.query)) from weights where weights.df > 0) as score,
-           (select sum(weights.idf) filter (where memories.search_vector @@ weights.query) / nullif(sum(weights.idf), 0)
-              from weights) as coverage
-      from candidates join memories on memories.id = candidates.id
-     where ${memoryConditions(subject, filters)}
-     order by score desc, memories.id desc
+      select position, lexeme, df, ln(1 + (greatest(${subjectMemories}::float8, df) - df + 0.5) / (df + 0.5)) as idf,
+             ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
+        from counted),
+    found as materialized (
+      select memory_terms.memory_id as id, weights.position, weights.idf, memory_terms.rank
+        from weights
+        join memory_terms on memory_terms.subject = ${subject} and memory_terms.lexeme = weights.lexeme
+       where weights.df < ${COMMON_TERM_ROWS}),
+    partial as materialized (
+      select id, sum(idf * rank order by position) as score from found group by id),
+    -- The best candidates that pass the filters by their rare words alone: the last of them sets the bar.
+    passing as materialized (
+      select ranked.id, ranked.score
+        from (select id, score from partial order by score desc, id desc) as ranked
+        cross join lateral (select 1 from memories where memories.id = ranked.id and ${memoryConditions(subject, filters)} limit 1) as live
+       order by ranked.score desc, ranked.id desc
+       limit ${depth}),
+    -- The most that common words can add to a candidate's score.
+    bound as materialized (
+      select coalesce(sum(idf), 0) * ${MAX_TERM_RANK} as common from weights where df >= ${COMMON_TERM_ROWS}),
+    -- Without common words the best passing candidates are the answer. With them, a candidate whose rare words
+    -- leave it further below the bar than they could make up cannot reach the top, and is never read.
+    contenders as materialized (
+      select id from passing where (select common from bound) = 0
+      union all
+      select id from partial
+       where (select common from bound) > 0
+         and ((select count(*) from passing) < ${depth}
+              or score + (select common from bound) >= (select min(score) from passing) - ${SCORE_MARGIN})),
+    -- Each contender's row, read once: the filters, and the common words it contains.
+    live as materialized (
+      select contenders.id, row.search_vector
+        from contenders
+        cross join lateral (select search_vector from memories
+                             where memories.id = contenders.id and ${memoryConditions(subject, filters)} limit 1) as row),
+    matches as (
+      select found.id, found.position, found.idf, found.rank from found join live on live.id = found.id
+      union all
+      select live.id, weights.position, weights.idf, ts_rank(live.search_vector, weights.query)
+        from live join weights on weights.df >= ${COMMON_TERM_ROWS} and live.search_vector @@ weights.query)
+    select id, sum(idf * rank order by position) as score,
+           sum(idf order by position) / nullif((select sum(idf order by position) from weights), 0) as coverage
+      from matches
+     group by id
+     order by score desc, id desc
      limit ${depth}`.execute(trx);
   return rows.map((row) => ({ id: Number(row.id), score: Number(row.score), coverage: Number(row.coverage ?? 0) }));
 }

@@ -3,6 +3,7 @@ import { cosineDistance, indexedCosineDistance, isIndexable, type StoredVector }
 import type { DbTransaction } from '../schema.js';
 import { hasFilters, memoryConditions } from './filters.js';
 import type { MemoryFilters } from './records.js';
+import type { SubjectSize } from './subject-stats.js';
 
 /**
  * The index walk passes about one row in (candidates / table rows); below this share it would read more than
@@ -18,8 +19,13 @@ export interface VectorPlanOptions {
    * beyond it the HNSW index is walked with an iterative scan.
    */
   readonly exactScanLimit: number;
-  /** The subject's number of memories (subjectMemoryCount). */
-  readonly subjectMemories: number;
+  /** The subject's number of memories and the table's estimated rows (subjectSize). */
+  readonly size: SubjectSize;
+  /**
+   * How wide the index walk searches (hnsw.ef_search), at least; by default twice the depth. A walk for a few
+   * rows that must not miss the nearest one (remember's near-duplicates) searches wider than it returns.
+   */
+  readonly efSearch?: number;
 }
 
 /**
@@ -43,7 +49,7 @@ export async function vectorRanking(
   const limit = options.exactScanLimit;
   // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
   // which the walk's fallback covers): a subject known to be large goes straight to the index.
-  const knownLarge = !hasFilters(filters) && options.subjectMemories > limit;
+  const knownLarge = !hasFilters(filters) && options.size.memories > limit;
   if (!knownLarge) {
     // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
@@ -60,9 +66,9 @@ export async function vectorRanking(
     if (first === undefined || Number(first.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
   }
 
-  const candidates = knownLarge ? options.subjectMemories : limit + 1;
-  if (isIndexable(vector.dimensions) && (await shareOfTable(trx, candidates)) >= MIN_INDEX_SHARE) {
-    const ids = await hnswScan(trx, where, vector, depth);
+  const candidates = knownLarge ? options.size.memories : limit + 1;
+  if (isIndexable(vector.dimensions) && shareOfTable(candidates, options.size.tableRows) >= MIN_INDEX_SHARE) {
+    const ids = await hnswScan(trx, where, vector, depth, options.efSearch ?? depth * 2);
     if (ids.length >= depth) return { ids, plan: 'hnsw' };
   }
   const { rows: all } = await sql<{ id: string | number }>`
@@ -82,20 +88,14 @@ export function vectorConditions(subject: string, filters: MemoryFilters, vector
 }
 
 /** candidates / the table's estimated rows (1 when never analysed, as PGlite without autovacuum may be). */
-async function shareOfTable(trx: DbTransaction, candidates: number): Promise<number> {
-  const { rows } = await sql<{ estimate: number | null }>`
-    select reltuples::float8 as estimate from pg_class where oid = to_regclass('memories')`.execute(trx);
-  const estimate = Number(rows[0]?.estimate ?? -1);
-  return estimate > 0 ? Math.min(1, candidates / estimate) : 1;
+function shareOfTable(candidates: number, tableRows: number): number {
+  return tableRows > 0 ? Math.min(1, candidates / tableRows) : 1;
 }
 
-async function hnswScan(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number): Promise<number[]> {
-  const { rows: before } = await sql<{ sort: string; jit: string }>`
-    select current_setting('enable_sort') as sort, current_setting('jit') as jit`.execute(trx);
-  await configureIterativeScan(trx, depth);
-  const { rows } = await hnswQuery(where, vector, depth).execute(trx);
-  // The rest of the transaction (full-text ranking) plans as usual.
-  await sql`select set_config('enable_sort', ${before[0]?.sort ?? 'on'}, true), set_config('jit', ${before[0]?.jit ?? 'on'}, true)`.execute(trx);
+/** One statement sets the walk up, one walks and puts the planner's settings back. */
+async function hnswScan(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number, efSearch: number): Promise<number[]> {
+  const before = await configureIterativeScan(trx, efSearch);
+  const { rows } = await hnswQuery(where, vector, depth, before).execute(trx);
   return rows.map((row) => Number(row.id));
 }
 
@@ -106,16 +106,34 @@ async function hnswScan(trx: DbTransaction, where: RawBuilder<unknown>, vector: 
  * sort; the planner's own row estimates know nothing of one subject's share under these filters. That makes
  * the plan's cost look huge, which must not trigger JIT compilation (measured: 300 ms for a 17 ms query).
  */
-export async function configureIterativeScan(trx: DbTransaction, depth: number): Promise<void> {
-  await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                   set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, depth * 2)))}, true),
-                   set_config('hnsw.max_scan_tuples', '100000', true),
-                   set_config('enable_sort', 'off', true),
-                   set_config('jit', 'off', true)`.execute(trx);
+export async function configureIterativeScan(trx: DbTransaction, efSearch: number): Promise<PlannerSettings> {
+  // The current values are read before they are changed: a select list is evaluated in order.
+  const { rows } = await sql<PlannerSettings>`
+    select current_setting('enable_sort') as sort, current_setting('jit') as jit,
+           set_config('hnsw.iterative_scan', 'relaxed_order', true),
+           set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, efSearch)))}, true),
+           set_config('hnsw.max_scan_tuples', '100000', true),
+           set_config('enable_sort', 'off', true),
+           set_config('jit', 'off', true)`.execute(trx);
+  return { sort: rows[0]?.sort ?? 'on', jit: rows[0]?.jit ?? 'on' };
 }
 
-/** Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate. */
-export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number): RawBuilder<{ id: string | number }> {
+/** The planner settings configureIterativeScan changes, as they were. */
+export interface PlannerSettings {
+  readonly sort: string;
+  readonly jit: string;
+}
+
+/**
+ * Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate.
+ * `restore` puts the planner settings back while the walk runs (they were needed only to plan it), so the rest
+ * of the transaction plans as usual without another round trip; the one-time filter runs even when nothing is found.
+ */
+export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): RawBuilder<{ id: string | number }> {
+  const restored =
+    restore === undefined
+      ? sql``
+      : sql`where (select set_config('enable_sort', ${restore.sort}, true) || set_config('jit', ${restore.jit}, true)) is not null`;
   return sql<{ id: string | number }>`
     with nearest as materialized (
       select id, ${indexedCosineDistance(vector)} as distance
@@ -123,5 +141,5 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
        where ${where}
        order by ${indexedCosineDistance(vector)}
        limit ${depth})
-    select id from nearest order by distance, id desc`;
+    select id from nearest ${restored} order by distance, id desc`;
 }
