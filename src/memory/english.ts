@@ -52,3 +52,14 @@ export const IRREGULAR_VERBS = new Map<string, string>(
 /** Base verb → its irregular past forms ("go" → ["went", "gone"]). */
 export const IRREGULAR_FORMS = new Map<string, string[]>();
 for (const [form, base] of IRREGULAR_VERBS) IRREGULAR_FORMS.set(base, [...(IRREGULAR_FORMS.get(base) ?? []), form]);
+
+/** Grammar words; "up", "down", "before", "after", "more", "less" carry meaning and are kept. */
+export const STOP_WORDS = new Set(
+  (
+    'a an the and or but of to in on at by for with from as into about around is are was were be been being am do ' +
+    'does did done has have had having it its this that these those there here their theirs they them he she his ' +
+    'her hers him i me my mine we us our ours you your yours user users which who whom whose what when where ' +
+    'also just very really quite so then than too now currently still even though although while because someone ' +
+    'something one ones some any can could will would should shall may might must own owns owned owning'
+  ).split(' '),
+);

@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer';
-import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, TENS, TENTHS, WEEKDAYS } from './english.js';
+import { isEntry, meaningsOf } from './wordnet.js';
+import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -12,7 +13,8 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, TENS, TENTHS, WEEKDAY
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
  *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
- *    that only carry grammar or naming ("goes by" = "handle is" = "is called"). Reordered clauses, passive and
+ *    that only carry grammar or naming ("goes by" = "handle is" = "is called"); a word or two the stored text says
+ *    otherwise may be a WordNet synonym ("season" = "time of year") or a more general word ("painter" → "artist"). Reordered clauses, passive and
  *    active voice, contractions and other date formats pass; a different thing ("flute" / "clarinet") does not,
  *    nor an incoming text that says more than the stored one (skipping it would lose the extra detail).
  * Anything less certain is treated as a different fact and inserted.
@@ -39,7 +41,9 @@ export function compareFacts(stored: string, incoming: string): FactComparison {
     setsEqual(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
     isSubset(right.names, left.words);
-  const covered = [...right.content].filter((word) => hasStem(left.content, word)).length;
+  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
+  const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
+  const covered = right.content.size - uncovered.filter((word) => !byMeaning.has(word)).length;
   const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
   const union = left.content.size + right.content.size - Math.min(covered, shared);
   return {
@@ -62,6 +66,10 @@ interface Evidence {
   readonly negated: ReadonlySet<string>;
   /** Stemmed content words. */
   readonly content: ReadonlySet<string>;
+  /** Each content stem's words as written (lowercase). */
+  readonly written: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Every word in order, lowercase, for multi-word terms ("time of year"). */
+  readonly sequence: readonly string[];
 }
 
 function evidenceOf(text: string): Evidence {
@@ -72,6 +80,8 @@ function evidenceOf(text: string): Evidence {
   const roles = new Set<string>();
   const negated = new Set<string>();
   const content = new Set<string>();
+  const written = new Map<string, Set<string>>();
+  const sequence: string[] = [];
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
     const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
@@ -81,6 +91,7 @@ function evidenceOf(text: string): Evidence {
       const lower = word.toLowerCase();
       if (lower === '') return;
       words.add(lower);
+      sequence.push(lower);
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
       if (NEGATIONS.has(lower)) {
@@ -137,6 +148,7 @@ function evidenceOf(text: string): Evidence {
         const root = rootOf(part);
         if (GLUE.has(root)) continue;
         content.add(root);
+        written.set(root, (written.get(root) ?? new Set()).add(part));
         if (negation) {
           negated.add(root);
           negation = false;
@@ -144,7 +156,55 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence };
+}
+
+/** A paraphrase rewords a word or two; more new words than this are another fact, not worth a dictionary look-up. */
+const MOST_REWORDED = 2;
+/** WordNet senses compared: a word's few most frequent ones, and one level of more general words. */
+const MEANING = { senses: 2, hypernymDepth: 1 } as const;
+
+/**
+ * The incoming content stems that a stored word or term states in other words: the same WordNet synset (a
+ * synonym: "season" = "time of year") or a more general word for it ("painter" → "artist": the incoming text
+ * says less, never more). Only content words: names, numbers, roles and negation have already had to agree.
+ */
+function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
+  // Only the stored words that the incoming text does not repeat can have been reworded: "visa" (verb: to
+  // approve) must not let "approved" stand for "rejected" when both texts say "visa".
+  const unmatched = [...stored.content].filter((root) => !hasStem(incoming.content, root));
+  const storedTerms = [
+    ...unmatched.flatMap((root) => [...stored.written.get(root)!]),
+    ...multiWordTerms(stored.sequence, (word) => unmatched.includes(rootOf(word))),
+  ];
+  const storedMeanings = new Set<string>();
+  for (const term of storedTerms) {
+    const { synonyms, broader } = meaningsOf(term, MEANING);
+    for (const word of [...synonyms, ...broader]) storedMeanings.add(word);
+  }
+  const stemsOf = (term: string) => term.split(' ').map(rootOf).filter((root) => incoming.content.has(root));
+  const covered = new Set<string>();
+  const open = (word: string) => !hasStem(stored.content, rootOf(word));
+  const incomingTerms = [...[...incoming.written.values()].flatMap((forms) => [...forms]).filter(open), ...multiWordTerms(incoming.sequence, open)];
+  for (const term of incomingTerms) {
+    const { synonyms } = meaningsOf(term, { senses: MEANING.senses, hypernymDepth: 0 });
+    if ([...synonyms].some((word) => storedMeanings.has(word))) stemsOf(term).forEach((root) => covered.add(root));
+  }
+  return covered;
+}
+
+/** The two- and three-word dictionary terms of a text ("time of year", "significant other") with a word that `wanted`. */
+function multiWordTerms(sequence: readonly string[], wanted: (word: string) => boolean): string[] {
+  const terms: string[] = [];
+  for (let length = 2; length <= 3; length++) {
+    for (let start = 0; start + length <= sequence.length; start++) {
+      const words = sequence.slice(start, start + length);
+      if (STOP_WORDS.has(words[0]!) || STOP_WORDS.has(words[length - 1]!) || !words.some(wanted)) continue;
+      const term = words.join(' ');
+      if (isEntry(term)) terms.push(term);
+    }
+  }
+  return terms;
 }
 
 /** Phrases with one meaning written several ways, made one before the words are compared. */
@@ -242,16 +302,6 @@ const NEGATIVE_VERBS = new Map<string, string>(
   ['dislike', 'dislikes', 'disliked', 'hate', 'hates', 'hated', 'detest', 'detests', 'detested'].map((word) => [word, 'like']),
 );
 
-/** Grammar words; "up", "down", "before", "after", "more", "less" carry meaning and are kept. */
-const STOP_WORDS = new Set(
-  (
-    'a an the and or but of to in on at by for with from as into about around is are was were be been being am do ' +
-    'does did done has have had having it its this that these those there here their theirs they them he she his ' +
-    'her hers him i me my mine we us our ours you your yours user users which who whom whose what when where ' +
-    'also just very really quite so then than too now currently still even though although while because someone ' +
-    'something one ones some any can could will would should shall may might must own owns owned owning'
-  ).split(' '),
-);
 /**
  * Words that only name what follows in a fact ("handle is X" = "goes by X" = "is called X"), or stand in for it
  * ("favourite place to go hiking" = "favourite hiking spot"), compared as stems. Verbs are never glue: "went to

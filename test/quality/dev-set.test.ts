@@ -10,16 +10,16 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  * bench/quality.ts prints the same figures per category and split.
  *
  * The quality issue's targets are recall@5 ≥ 0.97 and skip_if_near recognising ≥ 0.90 of paraphrases; with the
- * local model this code reaches 0.892 and 0.84 (bench/README.md, "Recall and dedup quality"), so those two floors
- * are the levels reached: any drop fails. The other two floors are the issue's targets, met.
+ * local model this code reaches 0.89 and 0.88 (bench/README.md, "Recall and dedup quality"), so those two floors
+ * are the levels reached: any drop fails. The other floors are the issue's targets, met.
  */
 const FLOORS = {
   /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
-  recallAt5: 0.88,
+  recallAt5: 0.89,
   /** Paraphrase pairs whose stored memory `ask` lists in near_duplicates (target 0.95). */
   askRecall: 0.95,
   /** Paraphrase pairs that `skip_if_near` recognises (returns the stored memory's id); target 0.90. */
-  skipRecognised: 0.82,
+  skipRecognised: 0.88,
 };
 
 const { facts, questions, pairs } = loadDevSet();

@@ -25,6 +25,11 @@ describe('sameFact', () => {
     ['The user enjoys sea swimming.', 'The user likes sea swimming.'],
     ['The user dislikes jazz.', "The user doesn't like jazz."],
     ["The user's son Finn, who is 8, plays the drums.", "The user's son Finn plays the drums."],
+    // WordNet: a synonym (same synset, multi-word terms too), or a more general word (the incoming text says less).
+    ["The user's car is a red Volvo.", "The user's automobile is a red Volvo."],
+    ['The user purchased a bike.', 'The user bought a bicycle.'],
+    ["The user's favourite season is autumn.", "Autumn is the user's favourite time of year."],
+    ["The user's favourite composer is Bach.", "The user's favourite musician is Bach."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -59,6 +64,14 @@ describe('sameFact', () => {
     ['The user passed the exam.', 'The user failed the exam.'],
     ["The user's rent went up.", "The user's rent went down."],
     ['The user plays the flute.', 'The user plays the clarinet.'],
+    // Words of one family in WordNet that are not the same word: siblings, antonyms, a more specific word, and a
+    // stored word repeated by the incoming text, which cannot stand for another ("visa" is also a verb, "approve").
+    ['The user drinks tea every morning.', 'The user drinks coffee every morning.'],
+    ['The user joined the choir.', 'The user left the choir.'],
+    ["The user's visa application was rejected.", "The user's visa application was approved."],
+    ["The user's favourite artist is Paula Rego.", "The user's favourite painter is Paula Rego."],
+    ['The user is allergic to nuts.', 'The user is allergic to eggs.'],
+    ['The user started the course.', 'The user finished the course.'],
     // Saying more than the stored text would lose the extra detail if skipped.
     ['The user plays the flute.', 'The user plays the flute and the piano.'],
     // A verb is never mere wording.

