@@ -25,7 +25,8 @@ export function createLogger(level: LoggerOptions['level'] | 'silent', destinati
       }),
     },
   };
-  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
+  if (destination !== undefined) return pino(options, destination);
+  return level === 'silent' ? pino(options) : pino(options, pino.destination({ dest: 1, sync: false }));
 }
 
 function pathOf(url: string): string {
