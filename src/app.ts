@@ -4,7 +4,8 @@ import { authorizationServerRoutes, AUTHORIZATION_SERVER_CORS_PATHS, type Author
 import { resourceMetadataUrl } from './auth/resource-server/challenge.js';
 import type { TokenVerifier } from './auth/resource-server/token-verifier.js';
 import type { Config } from './config/load-config.js';
-import { registerCors } from './http/cors.js';
+import { AccessLog } from './http/access-log.js';
+import { corsHandler } from './http/cors.js';
 import { healthRoutes, type HealthOptions } from './http/health.js';
 import { mcpRoute } from './http/mcp-route.js';
 import { addHttpMetrics, metricsRoute } from './http/metrics.js';
@@ -45,6 +46,7 @@ export const INSTRUCTIONS = [
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new AccessLog(deps.logger),
     bodyLimit: config.http.maxBodyBytes,
     // X-Forwarded-* only from the configured proxies; BaseUrl, not these headers, names the service.
     trustProxy: config.http.trustProxy.length > 0 ? [...config.http.trustProxy] : false,
@@ -53,9 +55,13 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+  const builtInServer = config.oauth.builtIn ? deps.authorizationServer : undefined;
+  const allowedOrigins = allowedOriginSet(config.baseUrl, config.http.allowedOrigins);
+  const cors = corsHandler({ allowedOrigins, publicPaths: builtInServer === undefined ? [] : AUTHORIZATION_SERVER_CORS_PATHS });
+  // One hook for what every request needs on the way in (each hook costs a turn of Fastify's hook chain).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
+    if (!cors(request, reply)) done();
   });
   addHttpMetrics(app, deps.metrics);
   await registerRateLimit(app);
@@ -68,11 +74,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     version: SERVICE_VERSION,
     instructions: INSTRUCTIONS,
   };
-  const builtInServer = config.oauth.builtIn ? deps.authorizationServer : undefined;
-  registerCors(app, {
-    allowedOrigins: allowedOriginSet(config.baseUrl, config.http.allowedOrigins),
-    publicPaths: builtInServer === undefined ? [] : AUTHORIZATION_SERVER_CORS_PATHS,
-  });
   if (builtInServer !== undefined) await app.register(authorizationServerRoutes, builtInServer);
   await app.register(wellKnownRoutes, {
     resourceUrl: config.resourceUrl,
@@ -82,7 +83,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     dispatcher: createDispatcher(serverInfo, deps.tools, deps.metrics.dispatchObserver),
     verifier: deps.verifier,
     resourceMetadata: resourceMetadataUrl(config.baseUrl),
-    allowedOrigins: allowedOriginSet(config.baseUrl, config.http.allowedOrigins),
+    allowedOrigins,
     hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
     rateLimit: config.http.rateLimitPerMinute > 0 ? subjectRateLimit(app, config.http.rateLimitPerMinute) : undefined,
     maxBodyBytes: config.http.maxBodyBytes,

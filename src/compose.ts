@@ -111,6 +111,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     metricsApp,
     async close() {
       await Promise.all([app.close(), metricsApp?.close()]);
+      stateFile?.close();
       await storage.close();
     },
   };
@@ -221,10 +222,13 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, logger
   return external;
 }
 
-/** Verdicts reused briefly (see verification-cache.ts); under the built-in server, only while its key is the same. */
+/**
+ * Verdicts reused briefly (see verification-cache.ts); under the built-in server, only while its key is the same, as
+ * the watch on the state file knows it (a cached token costs no file system access).
+ */
 function cachedVerifier(verifier: TokenVerifier | undefined, stateFile: StateFile | undefined): TokenVerifier | undefined {
   if (verifier === undefined) return undefined;
   return withVerificationCache(verifier, {
-    ...(stateFile === undefined ? {} : { keyGeneration: async () => (await stateFile.current()).signingKey.kid }),
+    ...(stateFile === undefined ? {} : { keyGeneration: async () => (await stateFile.currentWatched()).signingKey.kid }),
   });
 }

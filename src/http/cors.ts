@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { originAllowed } from './origin.js';
 
 /**
@@ -18,33 +18,39 @@ const PUBLIC_PREFIXES = ['/.well-known/oauth-protected-resource', '/.well-known/
 const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID';
 const EXPOSE_HEADERS = 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version, Retry-After';
 
-export function registerCors(app: FastifyInstance, options: CorsOptions): void {
+/**
+ * Adds the CORS headers a request needs, and answers a preflight. Says whether it answered (then the request
+ * goes no further). Synchronous, for the one onRequest hook every request passes (src/app.ts).
+ */
+export function corsHandler(options: CorsOptions): (request: FastifyRequest, reply: FastifyReply) => boolean {
   const publicPaths = new Set(options.publicPaths);
 
-  app.addHook('onRequest', async (request, reply) => {
+  return (request, reply) => {
     const origin = request.headers.origin;
-    if (origin === undefined) return;
+    if (origin === undefined) return false;
     const path = (request.raw.url ?? '/').split('?')[0]!;
     const isPublic = publicPaths.has(path) || PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix));
     const isMcp = path === '/mcp';
-    if (!isPublic && !isMcp) return;
+    if (!isPublic && !isMcp) return false;
 
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     if (isMcp && !originAllowed(origin, options.allowedOrigins)) {
       // No CORS headers: the browser refuses, and /mcp itself answers 403.
-      if (preflight) return reply.code(403).send();
-      return;
+      if (!preflight) return false;
+      reply.code(403).send();
+      return true;
     }
     const raw = reply.raw;
     raw.setHeader('access-control-allow-origin', isPublic ? '*' : origin);
     if (isMcp) raw.setHeader('vary', 'Origin');
     if (!preflight) {
       raw.setHeader('access-control-expose-headers', EXPOSE_HEADERS);
-      return;
+      return false;
     }
     raw.setHeader('access-control-allow-methods', isMcp ? 'GET, POST, DELETE, OPTIONS' : 'GET, POST, OPTIONS');
     raw.setHeader('access-control-allow-headers', ALLOW_HEADERS);
     raw.setHeader('access-control-max-age', '600');
-    return reply.code(204).send();
-  });
+    reply.code(204).send();
+    return true;
+  };
 }

@@ -89,19 +89,31 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     return undefined;
   };
 
-  // Before the body is read: a request without a JSON body (no Content-Type at all included) gets 415.
-  const requireJson = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (!isJsonMediaType(request.headers['content-type'])) {
-      return notJson(reply);
-    }
-  };
+  /**
+   * Everything a request passes before its body is read, as one hook (each hook Fastify runs costs a turn of
+   * its hook chain): Host and Origin, the token, then the per-subject limit (it counts by subject), then, for
+   * POST, a JSON Content-Type (a request without any gets 415). Each check either answers the request or lets it on.
+   */
+  const admit = (requireJson: boolean) =>
+    async function admit(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+      const refused = await authenticate(request, reply);
+      if (refused !== undefined) return refused;
+      // Refuses by throwing (429, through the error handler above).
+      await options.rateLimit?.call(this, request, reply);
+      if (requireJson && !isJsonMediaType(request.headers['content-type'])) return notJson(reply);
+      return undefined;
+    };
 
-  const authenticated = options.rateLimit === undefined ? [authenticate] : [authenticate, options.rateLimit];
-  app.post('/mcp', { onRequest: [...authenticated, requireJson] }, async (request, reply) => {
+  app.post('/mcp', { onRequest: admit(true) }, async (request, reply) => {
     const auth = request.auth!;
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
     if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
-    if (message.kind === 'no-reply') return reply.code(202).send();
+    if (message.kind === 'no-reply') {
+      if (message.method !== undefined) request.rpc = { method: message.method };
+      return reply.code(202).send();
+    }
+    const { method, params } = message.request;
+    request.rpc = { method, tool: method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined };
     const era = requestEra(message.request, single(request.headers['mcp-protocol-version']));
     if (era.kind === 'modern') {
       const mismatch = headerMismatch(message.request, era.claimedVersion, request.headers);
@@ -129,8 +141,8 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
   // (mcp-remote among them) probe with GET first, and must get the 401 challenge that starts their login.
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').send(rpcError(RPC.invalidRequest, 'Method not allowed: this server speaks JSON-RPC over POST only'));
-  app.get('/mcp', { onRequest: authenticated }, methodNotAllowed);
-  app.delete('/mcp', { onRequest: authenticated }, methodNotAllowed);
+  app.get('/mcp', { onRequest: admit(false) }, methodNotAllowed);
+  app.delete('/mcp', { onRequest: admit(false) }, methodNotAllowed);
 }
 
 /**

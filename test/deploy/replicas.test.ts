@@ -72,7 +72,7 @@ describe.skipIf(skip !== undefined)('replicas behind nginx round robin, on one P
     replicas
       .map((replica, index) => ({
         index,
-        count: replica.logs().filter((line) => line.msg === 'incoming request' && pattern.test(String((line.req as { url?: string } | undefined)?.url))).length,
+        count: replica.logs().filter((line) => line.msg === 'request completed' && pattern.test(String((line.req as { url?: string } | undefined)?.url))).length,
       }))
       .filter(({ count }) => count > 0)
       .map(({ index }) => index);

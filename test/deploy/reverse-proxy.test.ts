@@ -151,15 +151,15 @@ describe.skipIf(skip !== undefined)(`behind nginx with TLS, the README's configu
     // nginx's $request_id (32 hex digits) replaced the client's.
     expect(requestId).toMatch(/^[0-9a-f]{32}$/);
     expect(await eventually(() => nginx.accessLog(), (log) => log.includes(requestId))).toContain(`${requestId} "GET /healthz HTTP/1.1" 200`);
-    expect(logFor(requestId).map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
+    expect(logFor(requestId).map((line) => line.msg)).toEqual(['request completed']);
   });
 
   it('logs the client address from X-Forwarded-For, trusting only the hop nginx added', async () => {
     const response = await httpsFetch('127.0.0.2')(`${baseUrl}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.7' } });
     const requestId = response.headers.get('x-request-id')!;
     expect(await eventually(() => nginx.accessLog(), (log) => log.includes(requestId))).toContain(`127.0.0.2 ${requestId} `);
-    const incoming = logFor(requestId).find((line) => line.msg === 'incoming request') as { req?: { remoteAddress?: string } } | undefined;
-    expect(incoming?.req?.remoteAddress).toBe('127.0.0.2');
+    const completed = logFor(requestId).find((line) => line.msg === 'request completed') as { req?: { remoteAddress?: string } } | undefined;
+    expect(completed?.req?.remoteAddress).toBe('127.0.0.2');
   });
 
   it('throttles failed sign-ins per client address, as X-Forwarded-For gives it', async () => {

@@ -8,7 +8,10 @@ interface LogLine {
   msg: string;
   reqId?: string;
   req?: { method: string; url: string; remoteAddress?: string };
+  rpc?: { method: string; tool?: string };
   res?: { statusCode: number };
+  responseTime?: number;
+  err?: Record<string, unknown>;
 }
 
 /** A real pino logger writing JSON lines into memory. */
@@ -48,10 +51,14 @@ describe.each(engines)('structured logs on %s', (engine) => {
 
     const raw = logs.raw();
     const lines = logs.lines();
-    expect(lines.length).toBeGreaterThanOrEqual(6);
+    // One line per request: remember, recall, the refused call.
     const completed = lines.filter((line) => line.msg === 'request completed');
+    expect(completed).toHaveLength(3);
     expect(completed.map((line) => line.res?.statusCode)).toEqual(expect.arrayContaining([200, 401]));
     for (const line of lines.filter((l) => l.req !== undefined || l.res !== undefined)) expect(line.reqId).toMatch(/\S/);
+    // The access line names the JSON-RPC method and the tool.
+    expect(completed.filter((line) => line.rpc?.tool === 'remember').map((line) => line.res?.statusCode)).toEqual([200]);
+    expect(completed.find((line) => line.rpc?.tool === 'recall')?.rpc).toEqual({ method: 'tools/call', tool: 'recall' });
 
     for (const forbidden of [token, token.split('.')[1]!, 'sk-live-verysecretlookingvalue', 'Bartholomew', 'hollow garden gnome', 'gnome-secret-tag', 'spare house key']) {
       expect(raw).not.toContain(forbidden);
@@ -63,7 +70,18 @@ describe.each(engines)('structured logs on %s', (engine) => {
     const token = await server.token('log-user');
     const kept = await server.post({ jsonrpc: '2.0', id: 1, method: 'ping', params: {} }, { authorization: `Bearer ${token}`, 'x-request-id': 'edge-7f3a.42' });
     expect(kept.headers.get('x-request-id')).toBe('edge-7f3a.42');
-    expect(logs.lines().filter((line) => line.reqId === 'edge-7f3a.42').map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
+    // One line per request, written when it completes, with everything an operator joins logs on.
+    const lines = logs.lines().filter((line) => line.reqId === 'edge-7f3a.42');
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'request completed',
+        req: { method: 'POST', url: '/mcp', remoteAddress: '127.0.0.1' },
+        rpc: { method: 'ping' },
+        res: { statusCode: 200 },
+        responseTime: expect.any(Number),
+      }),
+    ]);
 
     for (const bad of ['has spaces in it', 'x'.repeat(200), 'line\\nbreak', '<script>']) {
       const replaced = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': bad } });
@@ -75,11 +93,35 @@ describe.each(engines)('structured logs on %s', (engine) => {
     expect(generated).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('logs the path of a request without its query string, and no line of its own for an unknown route', async () => {
+    const response = await fetch(`${server.url}/oauth/nowhere?code=sekrit-code-4711&state=abc`, { headers: { 'x-request-id': 'with-query' } });
+    expect(response.status).toBe(404);
+    expect(logs.lines().filter((line) => line.reqId === 'with-query').map((line) => [line.msg, line.req?.url, line.res?.statusCode])).toEqual([
+      ['request completed', '/oauth/nowhere', 404],
+    ]);
+    expect(logs.raw()).not.toContain('sekrit-code-4711');
+  });
+
   it('logs the address the request came from, ignoring X-Forwarded-For from an untrusted peer', async () => {
     const response = await fetch(`${server.url}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'untrusted-peer' } });
     expect(response.status).toBe(200);
     const line = logs.lines().find((l) => l.reqId === 'untrusted-peer' && l.req !== undefined);
     expect(line?.req?.remoteAddress).toBe('127.0.0.1');
+  });
+});
+
+describe('credentials on errors', () => {
+  it('redacts a token, password or Authorization header that a library put on an error', () => {
+    const logs = captureLogs();
+    const error = Object.assign(new Error('upstream refused'), {
+      token: 'tok-sekrit-0001',
+      password: 'pw-sekrit-0002',
+      request: { authorization: 'Bearer hdr-sekrit-0003', token: 'tok-sekrit-0004' },
+    });
+    logs.logger.error({ err: error }, 'call failed');
+    const [line] = logs.lines();
+    expect(line?.err).toMatchObject({ message: 'upstream refused', token: '[redacted]', password: '[redacted]', request: { authorization: '[redacted]', token: '[redacted]' } });
+    for (const secret of ['tok-sekrit-0001', 'pw-sekrit-0002', 'hdr-sekrit-0003', 'tok-sekrit-0004']) expect(logs.raw()).not.toContain(secret);
   });
 });
 

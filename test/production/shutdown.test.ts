@@ -129,5 +129,7 @@ describe.each(engines)('graceful shutdown of the real process on %s', (engine) =
 
     expect(await exited).toBe(0);
     expect(output).toMatch(/"msg":"shutting down: draining in-flight requests"/);
+    // The in-flight request's access line, among the last lines written (asynchronously) before the exit, is there.
+    expect(output).toMatch(/"rpc":\{"method":"tools\/call","tool":"remember"\},"res":\{"statusCode":200\},"responseTime":[\d.]+,"msg":"request completed"/);
   }, 240_000);
 });

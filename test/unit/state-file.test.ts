@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,6 +72,56 @@ describe('the state file', () => {
     writeFileSync(file, 'not a state file\n');
     const next = await stateFile.current();
     expect(next.generation).not.toBe(first.generation);
+  });
+});
+
+describe('the state file as token verification sees it (watched)', () => {
+  const dirs: string[] = [];
+  const stateFiles: StateFile[] = [];
+  const watched = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memory-service-state-'));
+    dirs.push(dir);
+    const stateFile = new StateFile(join(dir, 'keys', 'oauth-as.ini'));
+    stateFiles.push(stateFile);
+    return { dir, stateFile };
+  };
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  afterEach(() => {
+    for (const stateFile of stateFiles.splice(0)) stateFile.close();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sees the file deleted or overwritten by the next turn of the event loop (before any request that arrives later)', async () => {
+    const { stateFile } = watched();
+    const first = await stateFile.currentWatched();
+    expect(await stateFile.currentWatched()).toBe(first);
+
+    rmSync(stateFile.path);
+    await nextTurn();
+    const second = await stateFile.currentWatched();
+    expect(second.generation).not.toBe(first.generation);
+
+    writeFileSync(stateFile.path, '; replaced by a redeploy\n');
+    await nextTurn();
+    const third = await stateFile.currentWatched();
+    expect(third.generation).not.toBe(second.generation);
+    expect(await stateFile.current()).toBe(third);
+  });
+
+  it('sees within a second a change its watch cannot see (the folder replaced)', async () => {
+    const { dir, stateFile } = watched();
+    const first = await stateFile.currentWatched();
+    // Another file in a new folder moved into place: the watch follows the old folder.
+    const other = new StateFile(join(dir, 'new-keys', 'oauth-as.ini'));
+    const replacement = await other.current();
+    renameSync(join(dir, 'keys'), join(dir, 'old-keys'));
+    renameSync(join(dir, 'new-keys'), join(dir, 'keys'));
+    const started = Date.now();
+    while ((await stateFile.currentWatched()).generation === first.generation) {
+      expect(Date.now() - started).toBeLessThan(2_000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await stateFile.currentWatched()).generation).toBe(replacement.generation);
   });
 });
 

@@ -1,6 +1,6 @@
 import { hkdfSync, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { parse as parseIni, stringify as stringifyIni } from 'ini';
 import {
   calculateJwkThumbprint,
@@ -51,9 +51,15 @@ interface FileIdentity {
 /** How long an unusable `OAuthAsIniFile` is left alone before the next attempt to read or create it. */
 const UNUSABLE_RETRY_MS = 5_000;
 
+/** The watched path's safety net: the file is checked again at least this often while it is used. */
+const WATCH_RECHECK_MS = 1_000;
+
 /**
- * Owns the `OAuthAsIniFile`. The file is re-checked (one stat) on every use, so deleting or overwriting
- * it takes effect at once: new keys are made and every earlier token is refused.
+ * Owns the `OAuthAsIniFile`. `current()` re-checks the file (one stat) on every call, so deleting or overwriting
+ * it takes effect at once: new keys are made and every earlier token is refused. `currentWatched()`, for token
+ * verification on every request, checks it only when a watch on its folder has seen a change (delivered before
+ * any request that arrives afterwards), and at least once a second in case the watch misses one (a network file
+ * system changed from another machine, a replaced folder); without a watch it checks on every call.
  *
  * A file that is not our state (unparseable, missing fields, an invalid key) counts as replaced: a new generation.
  * A path that cannot be used at all (a directory, no permission, a full disk) refuses the start; found later, the
@@ -68,6 +74,10 @@ export class StateFile {
   #identity: FileIdentity | undefined;
   #loading: Promise<AuthorizationServerState> | undefined;
   #unusableUntil = 0;
+  /** Watch state for `currentWatched()`: undefined until first used. */
+  #watch: { watcher: FSWatcher | undefined; recheck: NodeJS.Timeout } | undefined;
+  /** Set by the watch (or its safety net); cleared just before each stat, so a change during a check is not lost. */
+  #mayHaveChanged = true;
 
   constructor(path: string, options: { onUnusable?: (reason: string) => void; unusableRetryMs?: number } = {}) {
     this.path = path;
@@ -87,12 +97,54 @@ export class StateFile {
   /** The current state, created on first use and recreated when the file was deleted or replaced. */
   async current(): Promise<AuthorizationServerState> {
     if (this.#state !== undefined && Date.now() < this.#unusableUntil) return this.#state;
+    if (this.#watch?.watcher !== undefined) this.#mayHaveChanged = false;
     const identity = this.#stat();
     if (this.#state !== undefined && identity !== undefined && sameIdentity(identity, this.#identity)) return this.#state;
+    // Until a check finds the file as it was loaded.
+    this.#mayHaveChanged = true;
     this.#loading ??= this.#load().finally(() => {
       this.#loading = undefined;
     });
     return this.#loading;
+  }
+
+  /** As `current()`, without touching the file unless it may have changed (see the class comment). */
+  async currentWatched(): Promise<AuthorizationServerState> {
+    this.#watch ??= this.#startWatching();
+    if (this.#state !== undefined && !this.#mayHaveChanged) return this.#state;
+    return this.current();
+  }
+
+  /** Stops the watch (a process closing its service). */
+  close(): void {
+    this.#watch?.watcher?.close();
+    if (this.#watch !== undefined) clearInterval(this.#watch.recheck);
+    this.#watch = undefined;
+    this.#mayHaveChanged = true;
+  }
+
+  #startWatching(): { watcher: FSWatcher | undefined; recheck: NodeJS.Timeout } {
+    const name = basename(this.path);
+    const changed = () => {
+      this.#mayHaveChanged = true;
+    };
+    const recheck = setInterval(changed, WATCH_RECHECK_MS).unref();
+    let watcher: FSWatcher | undefined;
+    try {
+      watcher = watch(dirname(this.path), { persistent: false }, (_event, filename) => {
+        if (filename === null || filename === name) changed();
+      });
+      // The folder removed, or the watch lost: back to a check on every call.
+      watcher.on('error', () => {
+        watcher?.close();
+        if (this.#watch !== undefined) this.#watch = { ...this.#watch, watcher: undefined };
+        changed();
+      });
+    } catch {
+      // No watch (no folder yet, or the system's limit on watches reached): a check on every call.
+      watcher = undefined;
+    }
+    return { watcher, recheck };
   }
 
   /** Rewrites the file without its legacy sections (once they are in the database); same generation and key. */

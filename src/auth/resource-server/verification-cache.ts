@@ -7,7 +7,8 @@ export interface VerificationCacheOptions {
   readonly maxAgeMs?: number;
   /**
    * Names the current signing keys (the built-in server's key id): a verdict reached under other keys is
-   * not reused, so replacing or deleting the state file refuses old tokens at once.
+   * not reused, so replacing or deleting the state file refuses old tokens as soon as this sees it (the
+   * state file's watch: before the next request, or within a second).
    */
   readonly keyGeneration?: () => Promise<string>;
   readonly now?: () => number;
