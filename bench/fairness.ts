@@ -4,11 +4,15 @@
 // ratio, from one run, on PGlite and (BENCH_DATABASE_URL or TEST_DATABASE_URL) PostgreSQL. The server runs in its
 // own process with the real local model (LocalModelWorkers at its default: one per core, at most 4); this
 // process is the load generator. Target: p50 under load at most 1.5x idle, p99 under load at most 100 ms.
+// Per phase it also reports, from inside the server (Linux), the event loop's delay and the CPU its threads used:
+// the main thread, the others at its priority (short-text model workers, V8 and libuv helpers), and the
+// lowered-priority ones (bulk model workers).
 // Run: npx tsx bench/fairness.ts [secondsPerPhase=60] [aPerSecond=12]
 import pg from 'pg';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { callTool, postJson } from './lib/rpc-client.js';
 import { startServerChild } from './lib/server-child.js';
+import type { PhaseStats } from './lib/server-process.js';
 import { summarise, type Summary } from './lib/stats.js';
 import { memoryText, queryText } from './lib/synthetic-embedder.js';
 
@@ -22,6 +26,9 @@ const LONG_TEXT_CHARS = 16_000;
 const SEED = 200;
 
 const fmt = (s: Summary) => `p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms (${s.count} recalls)`;
+const fmtServer = ({ loopDelay, cores }: PhaseStats) =>
+  `event-loop delay p99 ${loopDelay.p99.toFixed(1)} ms (max ${loopDelay.max.toFixed(1)}), CPU cores: main thread ${cores.main.toFixed(2)}, ` +
+  `other threads at its priority ${cores.samePriority.toFixed(2)}, at lowered priority ${cores.lowered.toFixed(2)}`;
 
 /** A 16,000-character text of ordinary sentences, different each time (no near-duplicate shortcuts). */
 function longText(index: number): string {
@@ -77,10 +84,12 @@ for (const engine of benchEngines) {
     };
     for (let i = 0; i < 20; i++) await recallB([], i);
 
+    await server.phase();
     const idleLatencies: number[] = [];
     const idleStarted = performance.now();
     await paced(B_PER_SECOND, seconds, (index) => recallB(idleLatencies, index));
     const idle = summarise(idleLatencies, performance.now() - idleStarted);
+    const idleServer = await server.phase();
 
     const aOutcome = { stored: 0, limited: 0, other: 0, latencies: [] as number[] };
     const loadLatencies: number[] = [];
@@ -109,6 +118,7 @@ for (const engine of benchEngines) {
     const loadB = paced(B_PER_SECOND, seconds - 1, (index) => recallB(loadLatencies, 10_000 + index));
     const [{ skipped }] = await Promise.all([loadA, loadB]);
     const loaded = summarise(loadLatencies, performance.now() - loadStarted);
+    const loadedServer = await server.phase();
     const a50 = summarise(aOutcome.latencies, 1).p50;
 
     const row =
@@ -116,6 +126,7 @@ for (const engine of benchEngines) {
       ` | A: ${aOutcome.stored} stored (p50 ${a50.toFixed(0)} ms), ${aOutcome.limited} answered 429, ${aOutcome.other} other errors, ${skipped} not sent (${A_MAX_IN_FLIGHT} in flight)` +
       ` | target p50 <= 1.5x: ${loaded.p50 <= 1.5 * idle.p50 ? 'met' : 'MISSED'}, p99 <= 100 ms: ${loaded.p99 <= 100 ? 'met' : 'MISSED'}`;
     console.log(row);
+    console.log(`${engine} server, idle: ${fmtServer(idleServer)}\n${engine} server, under load: ${fmtServer(loadedServer)}`);
 
   } finally {
     await server.close();

@@ -69,7 +69,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     : undefined;
   await stateFile?.open();
   const storage = await openStorage(config, {
-    embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding), metrics),
+    embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding, logger), metrics),
     pglite: options.pglite,
     logger,
   });

@@ -30,7 +30,7 @@ export interface OpenStorageOptions {
  * an OpenAI-compatible server may have to be asked for. Migrations run as the database opens.
  */
 export async function openStorage(config: Config, options: OpenStorageOptions = {}): Promise<Storage> {
-  const embedder = options.embedder ?? createEmbeddingProvider(config.embedding);
+  const embedder = options.embedder ?? createEmbeddingProvider(config.embedding, options.logger);
   let db: DatabaseHandle;
   try {
     if (options.warmUp !== false || embedder.dimensions === 0) await embedder.ready();

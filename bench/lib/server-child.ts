@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ServerProcessOptions } from './server-process.js';
+import type { PhaseStats, ServerProcessOptions } from './server-process.js';
 
 export interface ProcessStats {
   rss: number;
@@ -22,6 +22,8 @@ export interface ServerChild {
   metrics(): Promise<string>;
   /** CPU time the server process has used so far (user + system, all threads), in microseconds. */
   cpuMicros(): Promise<number>;
+  /** The event loop's delay and each kind of thread's CPU since the previous call (Linux). */
+  phase(): Promise<PhaseStats>;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export async function startServerChild(options: ServerProcessOptions): Promise<S
     stats: () => child.ask<ProcessStats>({ type: 'stats' }),
     metrics: () => child.ask<string>({ type: 'metrics' }),
     cpuMicros: () => child.ask<number>({ type: 'cpu' }),
+    phase: () => child.ask<PhaseStats>({ type: 'phase' }),
     close: () => child.close(),
   };
 }

@@ -1,8 +1,9 @@
 // A benchmark's server in its own process (so the load generator does not share its event loop), driven
 // over IPC by bench/lib/server-child.ts. Started with `node --import tsx --expose-gc`.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { composeService } from '../../src/compose.js';
 import { createLogger } from '../../src/logger.js';
 import { benchConfig, benchToken } from './bench-config.js';
@@ -23,7 +24,16 @@ export type Request =
   | { type: 'metrics'; id: number }
   | { type: 'cpu'; id: number }
   | { type: 'answers'; id: number }
-  | { type: 'close'; id: number };
+  | { type: 'close'; id: number }
+  | { type: 'phase'; id: number };
+
+/** What the server's threads did since the previous `phase` request. */
+export interface PhaseStats {
+  /** The event loop's delay (perf_hooks.monitorEventLoopDelay, 10 ms resolution), ms. */
+  loopDelay: { p50: number; p99: number; max: number };
+  /** CPU used, in cores (CPU seconds per second): the main thread, other threads at its priority, threads below it. */
+  cores: { main: number; samePriority: number; lowered: number };
+}
 
 const options = JSON.parse(process.env.BENCH_SERVER_OPTIONS ?? '{}') as ServerProcessOptions;
 /** A data folder made here is removed on close; one the benchmark named is the benchmark's to keep. */
@@ -58,8 +68,49 @@ function issue(subject: string): Promise<string> {
   return benchToken(service.stateFile!, config, subject, 3600 * 6);
 }
 
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+/** CPU time of each thread of this process, in clock ticks, with its nice value (Linux /proc). */
+function threadTimes(): Map<string, { ticks: number; nice: number }> {
+  const times = new Map<string, { ticks: number; nice: number }>();
+  for (const thread of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${thread}/stat`, 'utf8');
+      // Fields after the command name: state is 0, utime 11, stime 12, nice 16.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      times.set(thread, { ticks: Number(fields[11]) + Number(fields[12]), nice: Number(fields[16]) });
+    } catch {
+      // The thread ended while we looked.
+    }
+  }
+  return times;
+}
+/** Linux's USER_HZ: /proc reports CPU time in hundredths of a second. */
+const TICKS_PER_SECOND = 100;
+let phaseStart = { at: performance.now(), times: threadTimes() };
+function phaseStats(): PhaseStats {
+  const now = { at: performance.now(), times: threadTimes() };
+  const seconds = (now.at - phaseStart.at) / 1000;
+  const cores = { main: 0, samePriority: 0, lowered: 0 };
+  const base = getPriority();
+  for (const [thread, { ticks, nice }] of now.times) {
+    const used = (ticks - (phaseStart.times.get(thread)?.ticks ?? 0)) / TICKS_PER_SECOND / seconds;
+    if (thread === String(process.pid)) cores.main += used;
+    else if (nice > base) cores.lowered += used;
+    else cores.samePriority += used;
+  }
+  const ms = (ns: number) => ns / 1e6;
+  const stats = { loopDelay: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) }, cores };
+  loopDelay.reset();
+  phaseStart = now;
+  return stats;
+}
+
 process.on('message', async (message: Request) => {
   switch (message.type) {
+    case 'phase':
+      process.send!({ id: message.id, value: phaseStats() });
+      break;
     case 'token':
       process.send!({ id: message.id, value: await issue(message.subject) });
       break;

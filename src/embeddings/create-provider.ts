@@ -1,3 +1,4 @@
+import type { Logger } from '../logger.js';
 import { createLocalProvider } from './local-provider.js';
 import { createOpenAIProvider } from './openai-provider.js';
 import type { EmbeddingProvider } from './provider.js';
@@ -30,7 +31,9 @@ export type EmbeddingSettings =
  * Builds the configured provider. Nothing is loaded or contacted here: call `ready()` to load the local model
  * or probe the OpenAI-compatible server (and learn an unknown model's dimension).
  */
-export function createEmbeddingProvider(settings: EmbeddingSettings): EmbeddingProvider {
-  if (settings.provider === 'local') return createLocalProvider({ workers: settings.workers });
+export function createEmbeddingProvider(settings: EmbeddingSettings, logger?: Pick<Logger, 'debug'>): EmbeddingProvider {
+  if (settings.provider === 'local') {
+    return createLocalProvider({ workers: settings.workers, ...(logger === undefined ? {} : { onDebug: (message: string) => logger.debug(message) }) });
+  }
   return createOpenAIProvider(settings);
 }

@@ -3,7 +3,8 @@
  * worker at a time: whatever one subject sends, and however long its texts, the other workers stay free for the
  * others. A batch takes jobs of keys that are not running, one job per key per round, up to `maxTexts` texts and
  * `maxChars` characters (a single job larger than that goes alone), so short texts are batched together and a
- * long one does not hold short ones of other keys behind it.
+ * long one does not hold short ones of other keys behind it. A worker kept for short texts takes batches without
+ * such large jobs (`large: false`): a key whose next job is large waits for a worker that takes them.
  */
 export interface FairJob {
   readonly key: string;
@@ -47,8 +48,11 @@ export class FairQueue<J extends FairJob> {
     this.#size += 1;
   }
 
-  /** The next batch for a free worker, skipping keys in `running`; empty when none can be taken. */
-  take(running: ReadonlySet<string>): J[] {
+  /**
+   * The next batch for a free worker, skipping keys in `running` and, unless `large`, keys whose next job is
+   * large (more texts or characters than a batch holds); empty when none can be taken.
+   */
+  take(running: ReadonlySet<string>, { large }: { readonly large: boolean } = { large: true }): J[] {
     const batch: J[] = [];
     const served = new Set<string>();
     let texts = 0;
@@ -66,7 +70,8 @@ export class FairQueue<J extends FairJob> {
       for (const key of this.#keys) {
         const job = running.has(key) ? undefined : this.#jobs.get(key)![0];
         if (job === undefined) continue;
-        const jobChars = job.texts.reduce((sum, text) => sum + text.length, 0);
+        const jobChars = charsOf(job);
+        if (!large && (job.texts.length > this.#options.maxTexts || jobChars > this.#options.maxChars)) continue;
         if (texts + job.texts.length <= this.#options.maxTexts && chars + jobChars <= this.#options.maxChars) {
           add(key, job, jobChars);
           added = true;
@@ -94,3 +99,5 @@ export class FairQueue<J extends FairJob> {
     return all;
   }
 }
+
+const charsOf = (job: FairJob): number => job.texts.reduce((sum, text) => sum + text.length, 0);

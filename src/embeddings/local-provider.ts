@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { embeddingError, isServiceError } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from './local-model.js';
-import type { WorkerReply, WorkerRequest } from './local-worker.js';
+import type { WorkerReply, WorkerRequest, WorkerSettings } from './local-worker.js';
 import type { EmbedOptions, EmbeddingProvider } from './provider.js';
 import { normaliseVector } from './vector.js';
 
@@ -12,13 +12,23 @@ export { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from './local-model.js';
 const SOURCE = 'local embedding model';
 /** The key of callers that name none (maintenance such as reembed): they share one queue. */
 const SHARED_KEY = '';
+/**
+ * How far a bulk worker lowers its CPU priority (nice 0 -> 10: about a tenth of the CPU share of a normal
+ * thread when both want the same core), so the event loop and the short texts' workers, which serve everyone,
+ * win the CPU over one subject's long texts, yet it still takes whatever CPU nobody else wants.
+ */
+const BULK_NICE_INCREMENT = 10;
 
 /** In source (tsx, vitest) the worker is a .ts file and needs the TypeScript loader; compiled, it is .js. */
 const FROM_SOURCE = fileURLToPath(import.meta.url).endsWith('.ts');
 const sibling = (name: string): URL => new URL(`./${name}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
 
 export interface LocalProviderOptions {
-  /** Worker threads, each with its own copy of the model (default 1). */
+  /**
+   * Worker threads, each with its own copy of the model (default 1). With two or more, half of them (rounded
+   * down) are bulk workers: at a lower CPU priority, they take the large jobs (long texts, big batches) that the
+   * others never do; the others take short texts first.
+   */
   readonly workers?: number;
   /** URL of the module whose `loadModel()` each worker calls (default: local-model; tests pass stand-ins). */
   readonly modelModule?: string;
@@ -28,7 +38,12 @@ export interface LocalProviderOptions {
   readonly maxBatchChars?: number;
   /** Most embed() calls one key may have waiting; past it they fail at once (default 256). */
   readonly maxWaitingPerKey?: number;
+  /** Told once if a bulk worker could not lower its priority (not Linux, no /proc): it then runs at normal priority. */
+  readonly onDebug?: (message: string) => void;
 }
+
+/** 'short' workers take only batches of short texts; 'bulk' workers, at lower priority, take anything. */
+export type WorkerRole = 'short' | 'bulk';
 
 export interface LocalProviderStats {
   /** Model invocations so far. */
@@ -37,6 +52,8 @@ export interface LocalProviderStats {
   texts: number;
   /** Workers replaced after they died. */
   restarts: number;
+  /** Each loaded worker's role and thread id (undefined where the system does not say). */
+  workers: { role: WorkerRole; thread: number | undefined }[];
 }
 
 export interface LocalEmbeddingProvider extends EmbeddingProvider {
@@ -52,6 +69,8 @@ interface Job {
 
 interface Slot {
   readonly worker: Worker;
+  readonly role: WorkerRole;
+  thread: number | undefined;
   state: 'loading' | 'idle' | 'busy';
   batch: { readonly id: number; readonly jobs: readonly Job[] } | undefined;
 }
@@ -61,32 +80,45 @@ interface Slot {
  * at a time, so a long text (0.4–0.8 s for 16,000 characters) no longer stalls every other request, and on
  * several cores they embed in parallel. Callers name a fairness key (the subject); a FairQueue serves keys
  * round-robin and lets one key occupy at most one worker, so one subject's long texts cannot take every worker.
+ * Large jobs run only on bulk workers, whose lowered CPU priority keeps one subject's long texts from taking a
+ * core from the event loop and the short texts of everyone else (see `workers`).
  * A worker that dies is replaced; the texts it held fail with EMBEDDING_ERROR. `ready()` resolves once every
  * worker has loaded the model; `close()` lets running batches finish and ends the workers.
  */
 export function createLocalProvider(options: LocalProviderOptions = {}): LocalEmbeddingProvider {
   const size = Math.max(1, options.workers ?? 1);
+  // Slots are in this order: short workers first, so that short texts go to them before a bulk worker.
+  const roles: WorkerRole[] = Array.from({ length: size }, (_, index) => (size > 1 && index >= size - Math.floor(size / 2) ? 'bulk' : 'short'));
+  // With one worker there is no other to keep short texts moving: it takes everything, at normal priority.
+  const takesLarge = (role: WorkerRole): boolean => role === 'bulk' || size === 1;
+  let toldPriority = false;
   const modelModule = options.modelModule ?? sibling('local-model').href;
   const maxWaitingPerKey = options.maxWaitingPerKey ?? 256;
   const queue = new FairQueue<Job>({ maxTexts: options.maxBatchTexts ?? 32, maxChars: options.maxBatchChars ?? 2_000 });
   const running = new Set<string>();
-  const stats: LocalProviderStats = { batches: 0, texts: 0, restarts: 0 };
+  const stats = { batches: 0, texts: 0, restarts: 0 };
   let slots: Slot[] = [];
   let loading: Promise<void> | undefined;
   let nextBatchId = 0;
   let closed = false;
   let idleWaiters: (() => void)[] = [];
 
-  const spawn = (): { slot: Slot; loaded: Promise<void> } => {
+  const spawn = (role: WorkerRole): { slot: Slot; loaded: Promise<void> } => {
     const entry = sibling('local-worker');
+    const workerData: WorkerSettings = { modelModule, niceIncrement: role === 'bulk' ? BULK_NICE_INCREMENT : 0 };
     // From source, the worker registers tsx's loader before it imports its TypeScript entry.
     const worker = FROM_SOURCE
-      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData: { modelModule } })
-      : new Worker(entry, { workerData: { modelModule } });
-    const slot: Slot = { worker, state: 'loading', batch: undefined };
+      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData })
+      : new Worker(entry, { workerData });
+    const slot: Slot = { worker, role, thread: undefined, state: 'loading', batch: undefined };
     const loaded = new Promise<void>((resolve, reject) => {
       worker.on('message', (reply: WorkerReply) => {
         if (reply.type === 'ready') {
+          slot.thread = reply.thread;
+          if (role === 'bulk' && reply.problem !== undefined && !toldPriority) {
+            toldPriority = true;
+            options.onDebug?.(`bulk embedding runs at normal CPU priority: could not lower a worker thread's (${reply.problem})`);
+          }
           slot.state = 'idle';
           resolve();
           pump();
@@ -125,7 +157,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalEm
       }
     } else {
       stats.restarts += 1;
-      const replacement = spawn();
+      const replacement = spawn(slot.role);
       slots[index] = replacement.slot;
       replacement.loaded.catch(() => undefined);
     }
@@ -167,8 +199,8 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalEm
   const pump = (): void => {
     for (const slot of slots) {
       if (slot.state !== 'idle' || queue.size === 0) continue;
-      const jobs = queue.take(running);
-      if (jobs.length === 0) return;
+      const jobs = queue.take(running, { large: takesLarge(slot.role) });
+      if (jobs.length === 0) continue;
       for (const job of jobs) running.add(job.key);
       const id = ++nextBatchId;
       const texts = jobs.flatMap((job) => job.texts);
@@ -190,7 +222,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalEm
   /** Starts the workers (once; again after a failed start) and resolves when every one has loaded the model. */
   const start = (): Promise<void> => {
     loading ??= (async () => {
-      const started = Array.from({ length: size }, spawn);
+      const started = roles.map(spawn);
       slots = started.map(({ slot }) => slot);
       try {
         await Promise.all(started.map(({ loaded }) => loaded));
@@ -252,7 +284,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalEm
     },
 
     stats(): LocalProviderStats {
-      return { ...stats };
+      return { ...stats, workers: slots.filter((slot) => slot.state !== 'loading').map(({ role, thread }) => ({ role, thread })) };
     },
   };
 }

@@ -4,10 +4,12 @@
  * - ok (default): a vector derived from each text's characters; a text starting with SLOW keeps the worker busy
  *   for the milliseconds after it (`SLOW 400 …`), like a long text does the real model; the text CRASH ends the
  *   worker thread (exit code 3), like a fatal error in the model would;
+ * - thread: like ok, but every vector says which thread embedded it: [tid, 1, 0, …] (tid from /proc/thread-self),
+ *   so after normalisation vector[0] / vector[1] is the worker's thread id;
  * - throws, short, nan, zero, missing: the model fails, or returns bad vectors;
  * - fail-first-load: the first load (the marker file `marker` is absent) fails, later ones succeed.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readlinkSync, writeFileSync } from 'node:fs';
 
 const params = new URL(import.meta.url).searchParams;
 const mode = params.get('mode') ?? 'ok';
@@ -38,6 +40,10 @@ export async function loadModel(): Promise<{ embed(texts: string[]): Promise<num
             // Busy, as the model is while it embeds.
           }
         }
+      }
+      if (mode === 'thread') {
+        const thread = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
+        return texts.map(() => [thread, 1, ...new Array<number>(510).fill(0)]);
       }
       if (mode === 'short') return texts.map(() => [1, 2, 3]);
       if (mode === 'nan') return texts.map(() => new Array<number>(512).fill(Number.NaN));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalProvider, type LocalEmbeddingProvider, type LocalProviderOptions } from '../../src/embeddings/local-provider.js';
 import { createEmbeddingProvider } from '../../src/embeddings/create-provider.js';
@@ -195,6 +195,55 @@ describe('local provider (stand-in model in its worker threads)', () => {
     expect((await expectEmbeddingError(provider.embed(['d'], { key: 'k' }))).message).toMatch(/busy with 2 earlier requests/);
     await expect(provider.embed(['e'], { key: 'other' })).resolves.toHaveLength(1);
     await Promise.all([first, ...waiting]);
+  });
+
+  /** A thread's nice value, from /proc/<pid>/task/<tid>/stat (field 19; fields counted after the command name). */
+  const niceOf = (thread: number): number => {
+    const stat = readFileSync(`/proc/${process.pid}/task/${thread}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  };
+  const onLinux = process.platform === 'linux';
+
+  it.runIf(onLinux)('runs the bulk worker of two at a lower CPU priority, that thread alone', async () => {
+    const provider = make('ok', { workers: 2 });
+    await provider.ready();
+    const workers = provider.stats().workers;
+    expect(workers.map((worker) => worker.role)).toEqual(['short', 'bulk']);
+    const [short, bulk] = workers.map((worker) => worker.thread!);
+    expect(new Set([short, bulk, process.pid]).size).toBe(3);
+    const base = getPriority();
+    expect(niceOf(process.pid)).toBe(base);
+    expect(niceOf(short!)).toBe(base);
+    expect(niceOf(bulk!)).toBe(Math.min(19, base + 10));
+  });
+
+  it.runIf(onLinux)('keeps a single worker at normal priority: it takes every job', async () => {
+    const provider = make('thread', { workers: 1 });
+    await provider.ready();
+    const [only] = provider.stats().workers;
+    expect(only?.role).toBe('short');
+    expect(niceOf(only!.thread!)).toBe(getPriority());
+    const [vector] = await provider.embed([long(10, 'alone')], { key: 'a' });
+    expect(Math.round(vector![0]! / vector![1]!)).toBe(only!.thread);
+  });
+
+  it.runIf(onLinux)('sends long texts only to the bulk worker, short ones to the short worker first and to the bulk one when it is busy', async () => {
+    const provider = make('thread', { workers: 2 });
+    await provider.ready();
+    const [short, bulk] = provider.stats().workers.map((worker) => worker.thread!);
+    const thread = (vectors: number[][]): number => Math.round(vectors[0]![0]! / vectors[0]![1]!);
+    // Queued together: the short worker passes over both long texts and takes c's; the bulk worker takes them in turn.
+    const [a, b, c] = await Promise.all([
+      provider.embed([long(100, 'a')], { key: 'a' }),
+      provider.embed([long(100, 'b')], { key: 'b' }),
+      provider.embed(['a short query'], { key: 'c' }),
+    ]);
+    expect([thread(a), thread(b), thread(c)]).toEqual([bulk, bulk, short]);
+    // With the short worker busy, a short text of another key runs on the idle bulk worker rather than wait.
+    const d = provider.embed(['SLOW 500 a short but slow text'], { key: 'd' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const e = await provider.embed(['another query'], { key: 'e' });
+    expect([thread(await d), thread(e)]).toEqual([short, bulk]);
   });
 
   it('refuses work after close()', async () => {

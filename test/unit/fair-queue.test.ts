@@ -48,4 +48,19 @@ describe('FairQueue', () => {
     expect(names(queue.take(new Set()))).toEqual(['b1']);
     expect(names(queue.take(new Set()))).toEqual(['a2']);
   });
+
+  it('gives a worker kept for short texts no large job: a key whose next job is large waits for one that takes it', () => {
+    const queue = new FairQueue<Job>({ maxTexts: 4, maxChars: 2_000 });
+    queue.push(job('a', 'a-long', 16_000));
+    queue.push(job('a', 'a-short'));
+    queue.push({ key: 'b', name: 'b-many', texts: Array.from({ length: 5 }, () => 'x') });
+    queue.push(job('c', 'c1'));
+    expect(names(queue.take(new Set(), { large: false }))).toEqual(['c1']);
+    expect(names(queue.take(new Set(), { large: false }))).toEqual([]);
+    expect(queue.size).toBe(3);
+    // A key's jobs keep their order: a-short is not taken past a-long.
+    expect(names(queue.take(new Set(), { large: true }))).toEqual(['a-long']);
+    expect(names(queue.take(new Set(['a']), { large: true }))).toEqual(['b-many']);
+    expect(names(queue.take(new Set(), { large: false }))).toEqual(['a-short']);
+  });
 });
