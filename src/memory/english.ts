@@ -60,6 +60,6 @@ export const STOP_WORDS = new Set(
     'does did done has have had having it its this that these those there here their theirs they them he she his ' +
     'her hers him i me my mine we us our ours you your yours user users which who whom whose what when where ' +
     'also just very really quite so then than too now currently still even though although while because someone ' +
-    'something one ones some any can could will would should shall may might must own owns owned owning'
+    'something one ones some any can could will would should shall may might must own'
   ).split(' '),
 );

@@ -43,6 +43,7 @@ export function compareFacts(stored: string, incoming: string): FactComparison {
     isSubset(right.names, left.words);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
+  if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const covered = right.content.size - uncovered.filter((word) => !byMeaning.has(word)).length;
   const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
   const union = left.content.size + right.content.size - Math.min(covered, shared);
@@ -70,6 +71,8 @@ interface Evidence {
   readonly written: ReadonlyMap<string, ReadonlySet<string>>;
   /** Every word in order, lowercase, for multi-word terms ("time of year"). */
   readonly sequence: readonly string[];
+  /** Something is said to be someone's ("the user's car", "their flat"). */
+  readonly possessive: boolean;
 }
 
 function evidenceOf(text: string): Evidence {
@@ -82,6 +85,7 @@ function evidenceOf(text: string): Evidence {
   const content = new Set<string>();
   const written = new Map<string, Set<string>>();
   const sequence: string[] = [];
+  let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
     const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
@@ -90,6 +94,7 @@ function evidenceOf(text: string): Evidence {
       const word = raw.replace(/[._:'/-]+$/, '').replace(/'s$/i, '');
       const lower = word.toLowerCase();
       if (lower === '') return;
+      if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
       words.add(lower);
       sequence.push(lower);
       const next = tokens[index + 1]?.toLowerCase();
@@ -156,7 +161,21 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, possessive };
+}
+
+/**
+ * "The user's dream car is …" = "The car the user dreams of owning is …": the incoming text may add "own" where the
+ * stored one said it with a possessive and states nothing else the incoming text lacks. Otherwise "owns" is a verb
+ * like any other: "owns a flat" is not "rents a flat".
+ */
+function ownershipRestated(stored: Evidence, incoming: Evidence): boolean {
+  return (
+    stored.possessive &&
+    incoming.content.has(OWN_ROOT) &&
+    !hasStem(stored.content, OWN_ROOT) &&
+    [...stored.content].every((root) => hasStem(incoming.content, root))
+  );
 }
 
 /** A paraphrase rewords a word or two; more new words than this are another fact, not worth a dictionary look-up. */
@@ -295,6 +314,13 @@ for (const prefix of ['great-', 'great-great-']) {
 for (const [variant, canonical] of [...ROLES]) {
   if (variant.startsWith('ex-')) ROLES.set(variant, canonical === 'ex' ? `ex-${variant.slice(3)}` : canonical);
 }
+
+/** stemmer('own'), written out: the module's tables are not initialised when its first lines run. */
+const OWN_ROOT = 'own';
+
+const POSSESSIVE_DETERMINERS = new Set(['my', 'your', 'his', 'their', 'our']);
+/** Words whose "'s" is "is" or "has", not a possessive. */
+const IS_CONTRACTED = new Set(['it', 'he', 'she', 'that', 'what', 'there', 'here', 'where', 'who', 'let']);
 
 const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot']);
 /** Verbs that state a negation by themselves: "dislikes X" = "does not like X". */

@@ -30,6 +30,8 @@ describe('sameFact', () => {
     ['The user purchased a bike.', 'The user bought a bicycle.'],
     ["The user's favourite season is autumn.", "Autumn is the user's favourite time of year."],
     ["The user's favourite composer is Bach.", "The user's favourite musician is Bach."],
+    // A possessive said with "own".
+    ["The user's dream car is a Land Rover Defender.", 'The car the user dreams of owning is a Land Rover Defender.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -76,6 +78,9 @@ describe('sameFact', () => {
     ['The user plays the flute.', 'The user plays the flute and the piano.'],
     // A verb is never mere wording.
     ['The user lives in Paris.', 'The user went to Paris.'],
+    ['The user rents a flat in Leeds.', 'The user owns a flat in Leeds.'],
+    ['The user owns a flat in Leeds.', 'The user rents a flat in Leeds.'],
+    ["The user's partner rents a flat in Leeds.", "The user's partner owns a flat in Leeds."],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
