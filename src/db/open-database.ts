@@ -6,6 +6,7 @@ import pg from 'pg';
 import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
+import { introspectingOneSchema } from './own-schema-introspector.js';
 import { guardedPool } from './guarded-pool.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteEngine } from './pglite-engine.js';
@@ -126,8 +127,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     });
     serverPool.on('error', () => undefined);
     const clientTimeout = statementTimeoutMs > 0 ? statementTimeoutMs + CLIENT_GRACE_MS : undefined;
-    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(serverPool, clientTimeout) }) });
-    maintenance = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(serverPool, undefined) }) });
+    kysely = new Kysely<Database>({ dialect: introspectingOneSchema(new PostgresDialect({ pool: guardedPool(serverPool, clientTimeout) }), schema) });
+    maintenance = new Kysely<Database>({ dialect: introspectingOneSchema(new PostgresDialect({ pool: guardedPool(serverPool, undefined) }), schema) });
     outcomeOf = (xid) => commitOutcome(serverPool, xid);
   } else {
     engine = 'pglite';
@@ -157,7 +158,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       onLost: (reason) => options.onEngineEvent?.('lost', reason),
       onReopened: () => options.onEngineEvent?.('reopened', options.dataDir),
     });
-    kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    kysely = new Kysely<Database>({ dialect: introspectingOneSchema(new PGliteDialect(pglite), schema) });
     maintenance = kysely;
   }
 

@@ -28,3 +28,52 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('several processes preparing on
     }
   });
 });
+
+/**
+ * Other services on the same database create and drop their schemas while this one starts and answers /readyz.
+ * The migrator asks which tables exist; Kysely's own PostgreSQL introspector reads every schema and failed with
+ * "schema … does not exist" when one vanished during the query (seen as a failed CLI start in CI).
+ */
+describe.skipIf(TEST_DATABASE_URL === undefined)('schemas of others dropped while the service checks its own (PostgreSQL)', () => {
+  it('start-up and readiness never fail because another schema vanished', async () => {
+    const schema = uniqueSchema();
+    const churn = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await churn.connect();
+    let churning = true;
+    const others = (async () => {
+      for (let round = 0; churning; round++) {
+        const other = `${schema}_other_${round % 4}`;
+        await churn.query(`create schema if not exists "${other}"; create table "${other}".t (id int)`);
+        await churn.query(`drop schema "${other}" cascade`);
+      }
+    })();
+    const failures: string[] = [];
+    let checks = 0;
+    try {
+      const db = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '/nonexistent', schema, embeddingDimensions: 64, poolSize: 2 });
+      try {
+        for (const started = Date.now(); Date.now() - started < 4_000; checks++) {
+          if (!(await db.ready())) failures.push('not ready');
+          const tables = await db.withAllSubjects('listing tables', async () => undefined).then(() => 'ok', (error: Error) => error.message);
+          if (tables !== 'ok') failures.push(tables);
+        }
+      } finally {
+        await db.close();
+      }
+      // And starting again (migrations: the migrator's table checks) while the churn goes on.
+      for (let round = 0; round < 5; round++) {
+        const again = await openDatabase({ url: TEST_DATABASE_URL, dataDir: '/nonexistent', schema, embeddingDimensions: 64, poolSize: 1 }).catch((error: Error) => error.message);
+        if (typeof again === 'string') failures.push(again);
+        else await again.close();
+      }
+    } finally {
+      churning = false;
+      await others;
+      await churn.query(`drop schema if exists "${schema}" cascade`);
+      await churn.end();
+    }
+    expect(checks).toBeGreaterThan(10);
+    expect(failures).toEqual([]);
+  });
+});
+
