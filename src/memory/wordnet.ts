@@ -103,19 +103,26 @@ const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
   adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
 };
 
-const LEMMA_CACHE = 20_000;
+/** Most entries each cache keeps; past it the oldest goes. */
+const CACHE_ENTRIES = 20_000;
+
+/** `cache`'s value for `key`, computed and kept on a miss. */
+function cached<V>(cache: Map<string, V>, key: string, compute: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = compute();
+    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+  }
+  return value;
+}
+
 const lemmaCache = new Map<string, string[]>();
+const meaningCache = new Map<string, Meanings>();
 
 /** The dictionary forms of `word` as `part` (WordNet's "morphy": inflection rules, irregular verbs), cached. */
 function lemmasOf(word: string, part: PartOfSpeech): string[] {
-  const key = `${part}:${word}`;
-  let lemmas = lemmaCache.get(key);
-  if (lemmas === undefined) {
-    lemmas = findLemmas(word, part);
-    if (lemmaCache.size >= LEMMA_CACHE) lemmaCache.delete(lemmaCache.keys().next().value!);
-    lemmaCache.set(key, lemmas);
-  }
-  return lemmas;
+  return cached(lemmaCache, `${part}:${word}`, () => findLemmas(word, part));
 }
 
 function findLemmas(word: string, part: PartOfSpeech): string[] {
@@ -144,17 +151,9 @@ export interface Meanings {
  */
 export function meaningsOf(term: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
   const key = term.toLowerCase().trim().replace(/\s+/g, '_');
-  const cacheKey = `${options.senses}:${options.hypernymDepth}:${key}`;
-  let meanings = meaningCache.get(cacheKey);
-  if (meanings === undefined) {
-    meanings = findMeanings(key, options);
-    if (meaningCache.size >= LEMMA_CACHE) meaningCache.delete(meaningCache.keys().next().value!);
-    meaningCache.set(cacheKey, meanings);
-  }
-  return meanings;
+  return cached(meaningCache, `${options.senses}:${options.hypernymDepth}:${key}`, () => findMeanings(key, options));
 }
 
-const meaningCache = new Map<string, Meanings>();
 
 function findMeanings(key: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
   const synonyms = new Set<string>();
