@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 
 // Frozen in time: never import application code here.
 
@@ -21,17 +21,9 @@ const LEXEME_QUERY = `('''' || replace(replace(lexeme, '\\', '\\\\'), '''', ''''
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table memory_terms add column rank real`.execute(db);
-  await sql`
-    create or replace function memory_terms_sync() returns trigger language plpgsql set search_path from current as $$
-    begin
-      if tg_op = 'UPDATE' then
-        delete from memory_terms where memory_id = old.id;
-      end if;
-      insert into memory_terms (subject, lexeme, memory_id, rank)
+  await replaceSyncFunction(db, sql`insert into memory_terms (subject, lexeme, memory_id, rank)
         select new.subject, lexeme, new.id, ts_rank(new.search_vector, ${sql.raw(LEXEME_QUERY)})
-          from unnest(tsvector_to_array(new.search_vector)) as lexeme;
-      return null;
-    end $$`.execute(db);
+          from unnest(tsvector_to_array(new.search_vector)) as lexeme;`);
   // The owner is subject to row-level security too (forced): all_subjects admits every subject for the backfill.
   await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(db);
   await sql`
@@ -47,15 +39,20 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop index memories_subject_text_md5_idx`.execute(db);
   await sql`alter table memory_terms drop constraint memory_terms_pkey`.execute(db);
   await sql`alter table memory_terms add constraint memory_terms_pkey primary key (subject, lexeme, memory_id)`.execute(db);
+  await replaceSyncFunction(db, sql`insert into memory_terms (subject, lexeme, memory_id)
+        select new.subject, lexeme, new.id from unnest(tsvector_to_array(new.search_vector)) as lexeme;`);
+  await sql`alter table memory_terms drop column rank`.execute(db);
+}
+
+/** memory_terms' trigger function (migration 0004's), with `insert` filling the new memory's rows. */
+async function replaceSyncFunction(db: Kysely<any>, insert: RawBuilder<unknown>): Promise<void> {
   await sql`
     create or replace function memory_terms_sync() returns trigger language plpgsql set search_path from current as $$
     begin
       if tg_op = 'UPDATE' then
         delete from memory_terms where memory_id = old.id;
       end if;
-      insert into memory_terms (subject, lexeme, memory_id)
-        select new.subject, lexeme, new.id from unnest(tsvector_to_array(new.search_vector)) as lexeme;
+      ${insert}
       return null;
     end $$`.execute(db);
-  await sql`alter table memory_terms drop column rank`.execute(db);
 }
