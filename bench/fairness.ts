@@ -5,8 +5,8 @@
 // own process with the real local model (LocalModelWorkers at its default: one per core, at most 4); this
 // process is the load generator. Target: p50 under load at most 1.5x idle, p99 under load at most 100 ms.
 // Per phase it also reports, from inside the server (Linux), the event loop's delay and the CPU its threads used:
-// the main thread, the others at its priority (short-text model workers, V8 and libuv helpers), and the
-// lowered-priority ones (bulk model workers).
+// the main thread, the others at its priority (short-text model workers, PGlite's own thread, V8 and libuv
+// helpers), and the lowered-priority ones (bulk model workers).
 // Run: npx tsx bench/fairness.ts [secondsPerPhase=60] [aPerSecond=12]
 import pg from 'pg';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite/vector';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { databaseError } from '../errors.js';
@@ -8,10 +7,10 @@ import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
 import { introspectingOneSchema } from './own-schema-introspector.js';
 import { guardedPool } from './guarded-pool.js';
-import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteDialect, type PGliteQueryable } from './pglite-dialect.js';
 import { PGliteEngine } from './pglite-engine.js';
 import { lockDataFolder } from './pglite-lock.js';
-import { PGLITE_PARSERS } from './pglite-timestamps.js';
+import { PGliteThread } from './pglite-thread.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 import type { Database, DbTransaction } from './schema.js';
 
@@ -83,10 +82,10 @@ export interface OpenDatabaseOptions {
   readonly onEngineEvent?: ((event: 'lost' | 'reopened', detail: string) => void) | undefined;
 }
 
-export async function openPGlite(dataDir: string): Promise<PGlite> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return PGlite.create({ dataDir, extensions: { vector }, parsers: PGLITE_PARSERS });
-}
+export { openPGlite } from './pglite-open.js';
+
+/** PGlite as the handle drives it: in this thread (a caller's instance) or in a thread of its own. */
+type EmbeddedEngine = PGliteQueryable & { readonly available: boolean; close(): Promise<void> };
 
 type Outcome = 'committed' | 'aborted' | 'unknown';
 
@@ -100,7 +99,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   /** Migrations and index builds: no statement timeout (an HNSW build over a large table takes minutes). */
   let maintenance: Kysely<Database>;
   let pool: pg.Pool | undefined;
-  let pglite: PGliteEngine | undefined;
+  let pglite: EmbeddedEngine | undefined;
   /** Whether a commit whose answer was lost can be looked up (PostgreSQL: pg_xact_status). */
   let outcomeOf: ((xid: string) => Promise<Outcome>) | undefined;
   let unlock: (() => void) | undefined;
@@ -132,32 +131,27 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     outcomeOf = (xid) => commitOutcome(serverPool, xid);
   } else {
     engine = 'pglite';
-    const owned = options.pglite === undefined;
-    if (owned && !options.dataDir.startsWith('memory://')) {
-      mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-      // One process per data folder: a second one (a CLI import while the server runs) is told so, clearly.
-      unlock = lockDataFolder(options.dataDir);
+    const inMemory = options.dataDir.startsWith('memory://');
+    const onLost = (reason: string) => options.onEngineEvent?.('lost', reason);
+    const onReopened = () => options.onEngineEvent?.('reopened', options.dataDir);
+    if (options.pglite !== undefined) {
+      // The caller's instance (tests share one per file) stays in the caller's thread; it is never reopened.
+      await options.pglite.exec(`set search_path to ${searchPath}`);
+      pglite = new PGliteEngine(options.pglite, { reopen: undefined, onLost, onReopened });
+    } else {
+      if (!inMemory) {
+        mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+        // One process per data folder: a second one (a CLI import while the server runs) is told so, clearly.
+        unlock = lockDataFolder(options.dataDir);
+      }
+      try {
+        // The service's own PGlite runs in a worker thread, off the event loop that serves every request.
+        pglite = await PGliteThread.open({ dataDir: options.dataDir, searchPath, reopenable: !inMemory, onLost, onReopened });
+      } catch (error) {
+        unlock?.();
+        throw error;
+      }
     }
-    const open = async (): Promise<PGlite> => {
-      const instance = await openPGlite(options.dataDir);
-      // Session-level for migrations; every transaction also sets it locally, so a PGlite shared by several
-      // handles (one per test schema) stays correct.
-      await instance.exec(`set search_path to ${searchPath}`);
-      return instance;
-    };
-    let first: PGlite;
-    try {
-      first = options.pglite ?? (await open());
-    } catch (error) {
-      unlock?.();
-      throw error;
-    }
-    if (!owned) await first.exec(`set search_path to ${searchPath}`);
-    pglite = new PGliteEngine(first, {
-      reopen: owned && !options.dataDir.startsWith('memory://') ? open : undefined,
-      onLost: (reason) => options.onEngineEvent?.('lost', reason),
-      onReopened: () => options.onEngineEvent?.('reopened', options.dataDir),
-    });
     kysely = new Kysely<Database>({ dialect: introspectingOneSchema(new PGliteDialect(pglite), schema) });
     maintenance = kysely;
   }

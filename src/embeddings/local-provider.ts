@@ -1,6 +1,6 @@
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { embeddingError, isServiceError } from '../errors.js';
+import { siblingModule, startWorker } from '../worker-thread.js';
 import { FairQueue } from './fair-queue.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from './local-model.js';
 import type { WorkerReply, WorkerRequest, WorkerSettings } from './local-worker.js';
@@ -19,9 +19,7 @@ const SHARED_KEY = '';
  */
 const BULK_NICE_INCREMENT = 10;
 
-/** In source (tsx, vitest) the worker is a .ts file and needs the TypeScript loader; compiled, it is .js. */
-const FROM_SOURCE = fileURLToPath(import.meta.url).endsWith('.ts');
-const sibling = (name: string): URL => new URL(`./${name}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
+const sibling = (name: string): URL => siblingModule(name, import.meta.url);
 
 export interface LocalProviderOptions {
   /**
@@ -106,10 +104,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalEm
   const spawn = (role: WorkerRole): { slot: Slot; loaded: Promise<void> } => {
     const entry = sibling('local-worker');
     const workerData: WorkerSettings = { modelModule, niceIncrement: role === 'bulk' ? BULK_NICE_INCREMENT : 0 };
-    // From source, the worker registers tsx's loader before it imports its TypeScript entry.
-    const worker = FROM_SOURCE
-      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData })
-      : new Worker(entry, { workerData });
+    const worker = startWorker(entry, workerData);
     const slot: Slot = { worker, role, thread: undefined, state: 'loading', batch: undefined };
     const loaded = new Promise<void>((resolve, reject) => {
       worker.on('message', (reply: WorkerReply) => {
