@@ -25,9 +25,10 @@ interface Statement {
 /** Every statement the service sends, as pg sees it; with `explain` set, its plan first (run in the same transaction). */
 const recorder = { statements: [] as Statement[], explain: false, plans: [] as string[] };
 type QueryConfig = { text: string; values?: unknown[] } & Record<string, unknown>;
-const clientQuery = pg.Client.prototype.query as (this: pg.Client, config: QueryConfig) => Promise<pg.QueryResult>;
-(pg.Client.prototype as unknown as { query: typeof clientQuery }).query = async function (this: pg.Client, config: QueryConfig) {
-  if (typeof config !== 'object' || typeof config.text !== 'string') return clientQuery.call(this, config);
+const clientQuery = pg.Client.prototype.query as (this: pg.Client, config: QueryConfig, ...rest: unknown[]) => Promise<pg.QueryResult>;
+(pg.Client.prototype as unknown as { query: typeof clientQuery }).query = async function (this: pg.Client, config: QueryConfig, ...rest: unknown[]) {
+  // Other call shapes (the seeding's query(text, values)) pass through untouched.
+  if (typeof config !== 'object' || typeof config.text !== 'string') return clientQuery.call(this, config, ...rest);
   const text = config.text.trim().replace(/\s+/g, ' ');
   if (recorder.explain && /^(select|with|insert|update|delete)\b/i.test(text) && !/^select set_config/i.test(text)) {
     const plan = await clientQuery.call(this, { ...config, text: `explain (analyze, buffers, costs off) ${config.text}` });

@@ -29,9 +29,10 @@ export interface DatabaseHandle {
    * Runs `fn` in one transaction in which row-level security admits only `subject`'s rows
    * (withAllSubjects is for maintenance). A failure rolls the whole transaction back. A driver error (the
    * server's, or a lost connection) becomes DATABASE_ERROR naming `activity` ("storing the memory"); anything
-   * else `fn` throws propagates as it is.
+   * else `fn` throws propagates as it is. With `readOnly`, the database refuses any write in it, and its commit
+   * has nothing to look up (see scoped): one round trip fewer for a read such as recall.
    */
-  withSubject<T>(subject: string, activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T>;
+  withSubject<T>(subject: string, activity: string, fn: (trx: DbTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Maintenance only (re-embedding, tests): one transaction in which row-level security admits every
    * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
@@ -52,6 +53,11 @@ export interface DatabaseHandle {
   /** Pool use, for metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /** The transaction only reads. */
+  readonly readOnly?: boolean;
 }
 
 /** What row-level security admits in one transaction (transaction-local settings). */
@@ -181,11 +187,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
    * PostgreSQL the transaction's id is read before committing, and its fate is then looked up on another
    * connection: committed means the work is done and its result is returned; aborted means nothing changed.
    */
-  async function scoped<T>(scope: RowScope, activity: string, fn: (trx: DbTransaction) => Promise<T>): Promise<T> {
+  async function scoped<T>(scope: RowScope, activity: string, fn: (trx: DbTransaction) => Promise<T>, transaction: TransactionOptions = {}): Promise<T> {
     // Set once `fn` has finished: from then on a failure is the commit's.
     const work: { done?: { value: T; xid: string | undefined } } = {};
+    const readOnly = transaction.readOnly === true;
     try {
-      return await kysely.transaction().execute(async (trx) => {
+      return await (readOnly ? kysely.transaction().setAccessMode('read only') : kysely.transaction()).execute(async (trx) => {
         await sql`select set_config('search_path', ${searchPath}, true),
                          set_config('memory_service.subject', ${scope.subject}, true),
                          set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
@@ -193,7 +200,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
                          ${timeoutSetting === undefined ? sql`` : sql`, set_config('statement_timeout', ${timeoutSetting}, true)`}
                          ${switchRole ? sql`, set_config('role', ${RLS_ROLE}, true)` : sql``}`.execute(trx);
         const value = await fn(trx);
-        work.done = { value, xid: outcomeOf === undefined ? undefined : await writingTransactionId(trx) };
+        // A read-only transaction never has an id: its lost commit changed nothing either way.
+        work.done = { value, xid: outcomeOf === undefined || readOnly ? undefined : await writingTransactionId(trx) };
         return value;
       });
     } catch (error) {
@@ -222,7 +230,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    withSubject: (subject, activity, fn) => scoped({ subject, allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
+    withSubject: (subject, activity, fn, transaction) => scoped({ subject, allSubjects: 'off', authorizationServer: 'off' }, activity, fn, transaction),
     withAllSubjects: (activity, fn) => scoped({ subject: '', allSubjects: 'on', authorizationServer: 'off' }, activity, fn),
     withAuthorizationServer: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'on' }, activity, fn),
     // No subject is the empty string (see auth/subject.ts), so '' admits no subject's rows.

@@ -9,6 +9,7 @@ import {
   type Driver,
   type Kysely,
   type QueryResult,
+  type TransactionSettings,
 } from 'kysely';
 
 /** What the dialect needs of PGlite: a real PGlite, or the re-opening engine of open-database.ts. */
@@ -63,8 +64,9 @@ class PGliteDriver implements Driver {
     return this.#connection;
   }
 
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    // Kysely has validated the access mode ('read only' or 'read write').
+    await connection.executeQuery(CompiledQuery.raw(settings.accessMode === undefined ? 'begin' : `start transaction ${settings.accessMode}`));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {

@@ -123,7 +123,7 @@ export class MemoryService {
         memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), score: row.score })),
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
-    });
+    }, { readOnly: true });
   }
 
   /** One page of the subject's memories, newest first. */

@@ -1,7 +1,7 @@
 import type { MemoryFilters } from '../db/memories/records.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
 import { textRanking } from '../db/memories/text-ranking.js';
-import { vectorRanking, type VectorPlan } from '../db/memories/vector-ranking.js';
+import { sizeForVectorRanking, vectorRanking, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import { contentWords } from './query-analysis.js';
@@ -52,10 +52,14 @@ export async function rankMemories(
 ): Promise<Ranking> {
   const rankings: RetrieverRanking[] = [];
   let plan: VectorPlan | undefined;
-  const size = await subjectSize(trx, subject);
+  const efSearch = RANKING_DEPTH * 2;
+  const size =
+    options.strategy === 'text'
+      ? await subjectSize(trx, subject)
+      : await sizeForVectorRanking(trx, subject, query.filters, options.exactScanLimit, efSearch);
   if (options.strategy !== 'text') {
     if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
-    const vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size });
+    const vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch });
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }

@@ -82,6 +82,20 @@ describe.each(engines)('errors inside a subject transaction on %s', (engine) => 
     expect(await count()).toBe(0);
   });
 
+  it('refuses a write in a read-only transaction, which still reads under the subject', async () => {
+    logged.length = 0;
+    await db.withSubject('alice', 'storing the memory', (trx) => insert(trx, 'The user likes tea'));
+    expect(await db.withSubject('alice', 'recalling memories', async (trx) => (await sql<{ text: string }>`select text from memories`.execute(trx)).rows, { readOnly: true })).toEqual([
+      { text: 'The user likes tea' },
+    ]);
+    expect(await db.withSubject('bob', 'recalling memories', async (trx) => (await sql`select text from memories`.execute(trx)).rows, { readOnly: true })).toEqual([]);
+    const error = await failure(db.withSubject('alice', 'recalling memories', (trx) => insert(trx, 'The user likes coffee'), { readOnly: true }));
+    expect(error).toMatchObject({ code: 'DATABASE_ERROR', message: 'the database failed while recalling memories; nothing was changed' });
+    expect(logged.map((entry) => entry.failure.code)).toEqual(['25006']);
+    expect(await count()).toBe(1);
+    await db.withSubject('alice', 'forgetting the memory', (trx) => sql`delete from memories`.execute(trx));
+  });
+
   it('keeps a ServiceError raised inside as it is', async () => {
     const notFound = new ServiceError('NOT_FOUND', 'memory 7 not found');
     expect(await failure(db.withSubject('alice', 'forgetting the memory', () => Promise.reject(notFound)))).toBe(notFound);

@@ -5,7 +5,7 @@ import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { findNearMemories } from '../../src/db/memories/near-memories.js';
 import { subjectSize } from '../../src/db/memories/subject-stats.js';
-import { configureIterativeScan, hnswQuery, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
+import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
@@ -207,6 +207,24 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     });
     expect(plan).toBe('hnsw');
     expect(after).toEqual(before);
+  });
+
+  it('puts them back too when they were applied with the size (recall and remember read both in one statement)', async () => {
+    const settings = (trx: Parameters<Parameters<DatabaseHandle['withSubject']>[2]>[0]) =>
+      sql<{ sort: string; jit: string; ef: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('hnsw.ef_search') as ef`.execute(trx);
+    const [before, during, after, plan] = await db.withSubject('big', 'inspecting rows', async (trx) => {
+      const seen = (await settings(trx)).rows[0];
+      const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+      const applied = (await settings(trx)).rows[0];
+      const ranked = await vectorRanking(trx, 'big', noFilters, storedVector(queries[0]!, MODEL), DEPTH, { exactScanLimit: EXACT_SCAN_LIMIT, size });
+      return [seen, applied, (await settings(trx)).rows[0], ranked.plan];
+    });
+    const small = await db.withSubject('tiny', 'inspecting rows', (trx) => sizeForVectorRanking(trx, 'tiny', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH));
+    expect(during).toEqual({ sort: 'off', jit: 'off', ef: String(Math.max(100, 2 * DEPTH)) });
+    expect(plan).toBe('hnsw');
+    expect(after).toEqual({ ...before, ef: during?.ef });
+    // A small subject is ranked exactly: nothing is applied for it.
+    expect(small).toMatchObject({ memories: 10, walkSettings: undefined });
   });
 
   it('reaches the HNSW index on that path', async () => {

@@ -3,8 +3,7 @@ import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector
 import type { DbTransaction } from '../schema.js';
 import { NO_FILTERS, notExpired } from './filters.js';
 import type { NearMemory } from './records.js';
-import { subjectSize } from './subject-stats.js';
-import { vectorRanking } from './vector-ranking.js';
+import { sizeForVectorRanking, vectorRanking } from './vector-ranking.js';
 
 /**
  * How wide the index walk searches for a large subject's near-duplicates (hnsw.ef_search): on the synthetic 100k
@@ -36,7 +35,7 @@ export async function findNearMemories(
   exactScanLimit: number,
   text?: string,
 ): Promise<NearMemory[]> {
-  const size = await subjectSize(trx, subject);
+  const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, exactScanLimit, WALK_EF_SEARCH);
   let nearest: number[] | undefined;
   if (size.memories > exactScanLimit) {
     const ranked = await vectorRanking(trx, subject, NO_FILTERS, vector, limit, { exactScanLimit, size, efSearch: WALK_EF_SEARCH });

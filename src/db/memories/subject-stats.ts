@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbTransaction } from '../schema.js';
 
 /** The subject's number of memories, expired ones included, as kept by triggers (migration 0005). */
 export async function subjectMemoryCount(trx: DbTransaction, subject: string): Promise<number> {
-  return (await subjectSize(trx, subject)).memories;
+  const { rows } = await sql<{ memories: string | number }>`select memories from subject_stats where subject = ${subject}`.execute(trx);
+  return Number(rows[0]?.memories ?? 0);
 }
 
 /** What the rankings choose their plans by, read in one statement. */
@@ -15,8 +16,21 @@ export interface SubjectSize {
 }
 
 export async function subjectSize(trx: DbTransaction, subject: string): Promise<SubjectSize> {
-  const { rows } = await sql<{ memories: string | number | null; table_rows: number | null }>`
-    select (select memories from subject_stats where subject = ${subject}) as memories,
-           (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows`.execute(trx);
-  return { memories: Number(rows[0]?.memories ?? 0), tableRows: Math.max(0, Number(rows[0]?.table_rows ?? 0)) };
+  const { rows } = await sql<SubjectSizeRow>`select ${subjectSizeColumns(subject)}`.execute(trx);
+  return toSubjectSize(rows[0]);
+}
+
+/** subjectSize's select list, for a statement that reads it along with something else. */
+export function subjectSizeColumns(subject: string): RawBuilder<unknown> {
+  return sql`(select memories from subject_stats where subject = ${subject}) as memories,
+             (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows`;
+}
+
+export interface SubjectSizeRow {
+  memories: string | number | null;
+  table_rows: number | null;
+}
+
+export function toSubjectSize(row: SubjectSizeRow | undefined): SubjectSize {
+  return { memories: Number(row?.memories ?? 0), tableRows: Math.max(0, Number(row?.table_rows ?? 0)) };
 }

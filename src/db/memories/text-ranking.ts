@@ -71,23 +71,27 @@ export async function textRanking(
         from weights
         join memory_terms on memory_terms.subject = ${subject} and memory_terms.lexeme = weights.lexeme
        where weights.df < ${COMMON_TERM_ROWS}),
+    -- Summed in the query's word order, as the final score is: the rows reach each group sorted by position
+    -- (an aggregate's own ORDER BY sorts every group apart: most of this query's time for a large subject).
     partial as materialized (
-      select id, sum(idf * rank order by position) as score from found group by id),
+      select id, sum(idf * rank) as score, sum(idf) as matched
+        from (select id, position, idf, rank from found order by id, position) as ordered
+       group by id),
     -- The best candidates that pass the filters by their rare words alone: the last of them sets the bar.
     passing as materialized (
-      select ranked.id, ranked.score
-        from (select id, score from partial order by score desc, id desc) as ranked
+      select ranked.id, ranked.score, ranked.matched
+        from (select id, score, matched from partial order by score desc, id desc) as ranked
         cross join lateral (select 1 from memories where memories.id = ranked.id and ${memoryConditions(subject, filters)} limit 1) as live
        order by ranked.score desc, ranked.id desc
        limit ${depth}),
     -- The most that common words can add to a candidate's score.
     bound as materialized (
       select coalesce(sum(idf), 0) * ${MAX_TERM_RANK} as common from weights where df >= ${COMMON_TERM_ROWS}),
-    -- Without common words the best passing candidates are the answer. With them, a candidate whose rare words
-    -- leave it further below the bar than they could make up cannot reach the top, and is never read.
+    total as materialized (
+      select sum(idf order by position) as idf from weights),
+    -- With common words, a candidate whose rare words leave it further below the bar than they could make up
+    -- cannot reach the top, and is never read.
     contenders as materialized (
-      select id from passing where (select common from bound) = 0
-      union all
       select id from partial
        where (select common from bound) > 0
          and ((select count(*) from passing) < ${depth}
@@ -103,8 +107,12 @@ export async function textRanking(
       union all
       select live.id, weights.position, weights.idf, ts_rank(live.search_vector, weights.query)
         from live join weights on weights.df >= ${COMMON_TERM_ROWS} and live.search_vector @@ weights.query)
-    select id, sum(idf * rank order by position) as score,
-           sum(idf order by position) / nullif((select sum(idf order by position) from weights), 0) as coverage
+    -- Without common words the best passing candidates are the answer, scored as they were found.
+    select id, score, matched / nullif((select idf from total), 0) as coverage
+      from passing
+     where (select common from bound) = 0
+    union all
+    select id, sum(idf * rank order by position) as score, sum(idf order by position) / nullif((select idf from total), 0) as coverage
       from matches
      group by id
      order by score desc, id desc

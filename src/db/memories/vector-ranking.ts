@@ -3,7 +3,7 @@ import { cosineDistance, indexedCosineDistance, isIndexable, type StoredVector }
 import type { DbTransaction } from '../schema.js';
 import { hasFilters, memoryConditions } from './filters.js';
 import type { MemoryFilters } from './records.js';
-import type { SubjectSize } from './subject-stats.js';
+import { subjectSizeColumns, toSubjectSize, type SubjectSize, type SubjectSizeRow } from './subject-stats.js';
 
 /**
  * The index walk passes about one row in (candidates / table rows); below this share it would read more than
@@ -19,8 +19,8 @@ export interface VectorPlanOptions {
    * beyond it the HNSW index is walked with an iterative scan.
    */
   readonly exactScanLimit: number;
-  /** The subject's number of memories and the table's estimated rows (subjectSize). */
-  readonly size: SubjectSize;
+  /** The subject's number of memories and the table's estimated rows (subjectSize or sizeForVectorRanking). */
+  readonly size: SubjectSize | RankingSize;
   /**
    * How wide the index walk searches (hnsw.ef_search), at least; by default twice the depth. A walk for a few
    * rows that must not miss the nearest one (remember's near-duplicates) searches wider than it returns.
@@ -67,15 +67,46 @@ export async function vectorRanking(
   }
 
   const candidates = knownLarge ? options.size.memories : limit + 1;
+  // Applied with the size when it showed the subject this large; restored by whichever statement ranks next.
+  const prepared = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
   if (isIndexable(vector.dimensions) && shareOfTable(candidates, options.size.tableRows) >= MIN_INDEX_SHARE) {
-    const ids = await hnswScan(trx, where, vector, depth, options.efSearch ?? depth * 2);
-    if (ids.length >= depth) return { ids, plan: 'hnsw' };
+    const before = prepared ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
+    const { rows } = await hnswQuery(where, vector, depth, before).execute(trx);
+    if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw' };
   }
   const { rows: all } = await sql<{ id: string | number }>`
-    select id from memories where ${where}
+    select id from memories where ${where} ${prepared === undefined ? sql`` : sql`and ${restored(prepared)}`}
      order by ${cosineDistance(vector)}, id desc
      limit ${depth}`.execute(trx);
   return { ids: all.map((row) => Number(row.id)), plan: 'exact' };
+}
+
+/** subjectSize, with the index walk's settings when they were applied in the same statement. */
+export interface RankingSize extends SubjectSize {
+  /** The planner settings as they were before the walk's were applied; undefined when none were. */
+  readonly walkSettings: PlannerSettings | undefined;
+}
+
+/**
+ * subjectSize and, in the same statement, the index walk's settings (configureIterativeScan) when the size shows
+ * that vectorRanking will walk the index without looking further (no filters, more memories than
+ * exactScanLimit): one round trip where there were two. vectorRanking, given this size, puts them back.
+ */
+export async function sizeForVectorRanking(
+  trx: DbTransaction,
+  subject: string,
+  filters: MemoryFilters,
+  exactScanLimit: number,
+  efSearch: number,
+): Promise<RankingSize> {
+  const known = !hasFilters(filters) && Number.isFinite(exactScanLimit);
+  const { rows } = await sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
+    with size as materialized (select ${subjectSizeColumns(subject)})
+    select memories, table_rows, ${currentPlannerSettings},
+           case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
+      from size`.execute(trx);
+  const row = rows[0];
+  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : { sort: row.sort, jit: row.jit } };
 }
 
 /**
@@ -92,13 +123,6 @@ function shareOfTable(candidates: number, tableRows: number): number {
   return tableRows > 0 ? Math.min(1, candidates / tableRows) : 1;
 }
 
-/** One statement sets the walk up, one walks and puts the planner's settings back. */
-async function hnswScan(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number, efSearch: number): Promise<number[]> {
-  const before = await configureIterativeScan(trx, efSearch);
-  const { rows } = await hnswQuery(where, vector, depth, before).execute(trx);
-  return rows.map((row) => Number(row.id));
-}
-
 /**
  * Transaction-local settings for the index walk: relaxed_order keeps walking the graph until `depth` rows pass
  * the filters (or the tuple budget runs out), and hnswQuery's outer ORDER BY restores exact distance order among
@@ -108,14 +132,25 @@ async function hnswScan(trx: DbTransaction, where: RawBuilder<unknown>, vector: 
  */
 export async function configureIterativeScan(trx: DbTransaction, efSearch: number): Promise<PlannerSettings> {
   // The current values are read before they are changed: a select list is evaluated in order.
-  const { rows } = await sql<PlannerSettings>`
-    select current_setting('enable_sort') as sort, current_setting('jit') as jit,
-           set_config('hnsw.iterative_scan', 'relaxed_order', true),
-           set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, efSearch)))}, true),
-           set_config('hnsw.max_scan_tuples', '100000', true),
-           set_config('enable_sort', 'off', true),
-           set_config('jit', 'off', true)`.execute(trx);
+  const { rows } = await sql<PlannerSettings>`select ${currentPlannerSettings}, ${walkSettings(efSearch)}`.execute(trx);
   return { sort: rows[0]?.sort ?? 'on', jit: rows[0]?.jit ?? 'on' };
+}
+
+/** The settings walkSettings changes that outlast the walk's planning, as they are (PlannerSettings' columns). */
+const currentPlannerSettings = sql`current_setting('enable_sort') as sort, current_setting('jit') as jit`;
+
+/** Applies the walk's settings (configureIterativeScan); one text value, never null. */
+function walkSettings(efSearch: number): RawBuilder<string> {
+  return sql<string>`set_config('hnsw.iterative_scan', 'relaxed_order', true)
+    || set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, efSearch)))}, true)
+    || set_config('hnsw.max_scan_tuples', '100000', true)
+    || set_config('enable_sort', 'off', true)
+    || set_config('jit', 'off', true)`;
+}
+
+/** A condition on no row, true once `restore`'s settings are back: a one-time filter of the statement it is in. */
+function restored(restore: PlannerSettings): RawBuilder<boolean> {
+  return sql<boolean>`(select set_config('enable_sort', ${restore.sort}, true) || set_config('jit', ${restore.jit}, true)) is not null`;
 }
 
 /** The planner settings configureIterativeScan changes, as they were. */
@@ -130,10 +165,6 @@ export interface PlannerSettings {
  * of the transaction plans as usual without another round trip; the one-time filter runs even when nothing is found.
  */
 export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): RawBuilder<{ id: string | number }> {
-  const restored =
-    restore === undefined
-      ? sql``
-      : sql`where (select set_config('enable_sort', ${restore.sort}, true) || set_config('jit', ${restore.jit}, true)) is not null`;
   return sql<{ id: string | number }>`
     with nearest as materialized (
       select id, ${indexedCosineDistance(vector)} as distance
@@ -141,5 +172,5 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
        where ${where}
        order by ${indexedCosineDistance(vector)}
        limit ${depth})
-    select id from nearest ${restored} order by distance, id desc`;
+    select id from nearest ${restore === undefined ? sql`` : sql`where ${restored(restore)}`} order by distance, id desc`;
 }
