@@ -7,8 +7,8 @@ import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
 import { introspectingOneSchema } from './own-schema-introspector.js';
 import { guardedPool } from './guarded-pool.js';
-import { PGliteDialect, type PGliteQueryable } from './pglite-dialect.js';
-import { PGliteEngine } from './pglite-engine.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteEngine, type EngineInstance } from './pglite-engine.js';
 import { lockDataFolder } from './pglite-lock.js';
 import { PGliteThread } from './pglite-thread.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
@@ -90,8 +90,6 @@ export interface OpenDatabaseOptions {
 
 export { openPGlite } from './pglite-open.js';
 
-/** PGlite as the handle drives it: in this thread (a caller's instance) or in a thread of its own. */
-type EmbeddedEngine = PGliteQueryable & { readonly available: boolean; close(): Promise<void> };
 
 type Outcome = 'committed' | 'aborted' | 'unknown';
 
@@ -105,7 +103,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   /** Migrations and index builds: no statement timeout (an HNSW build over a large table takes minutes). */
   let maintenance: Kysely<Database>;
   let pool: pg.Pool | undefined;
-  let pglite: EmbeddedEngine | undefined;
+  let pglite: PGliteEngine<EngineInstance> | undefined;
   /** Whether a commit whose answer was lost can be looked up (PostgreSQL: pg_xact_status). */
   let outcomeOf: ((xid: string) => Promise<Outcome>) | undefined;
   let unlock: (() => void) | undefined;
@@ -151,8 +149,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         unlock = lockDataFolder(options.dataDir);
       }
       try {
-        // The service's own PGlite runs in a worker thread, off the event loop that serves every request.
-        pglite = await PGliteThread.open({ dataDir: options.dataDir, searchPath, reopenable: !inMemory, onLost, onReopened });
+        // The service's own PGlite runs in a worker thread, off the event loop that serves every request. A thread
+        // that ends is replaced by a new one on the same folder (its WAL replayed), as a PANIC is inside it.
+        const openThread = () => PGliteThread.open({ dataDir: options.dataDir, searchPath, reopenable: !inMemory, onLost, onReopened });
+        pglite = new PGliteEngine(await openThread(), { reopen: inMemory ? undefined : openThread, onLost, onReopened });
       } catch (error) {
         unlock?.();
         throw error;

@@ -1,4 +1,4 @@
-import type { PGlite, Results } from '@electric-sql/pglite';
+import type { Results } from '@electric-sql/pglite';
 import type { PGliteQueryable } from './pglite-dialect.js';
 
 /** Thrown for every statement while the engine is lost and cannot be reopened; driver-errors.ts classifies it. */
@@ -9,9 +9,12 @@ export class EngineUnavailableError extends Error {
   }
 }
 
-export interface PGliteEngineOptions {
+/** What the engine drives: PGlite itself, or PGlite in a thread of its own (pglite-thread.ts). */
+export type EngineInstance = PGliteQueryable & { close(): Promise<void>; readonly available?: boolean };
+
+export interface PGliteEngineOptions<Instance extends EngineInstance> {
   /** Opens PGlite on the data folder again (recovery replays its WAL); undefined for a PGlite the caller owns. */
-  readonly reopen: (() => Promise<PGlite>) | undefined;
+  readonly reopen: (() => Promise<Instance>) | undefined;
   /** Told when the engine is lost (a PANIC or FATAL), and when it is back. */
   readonly onLost?: (reason: string) => void;
   readonly onReopened?: () => void;
@@ -31,25 +34,25 @@ const FATAL_SEVERITIES = new Set(['PANIC', 'FATAL']);
  * anew, which replays the WAL up to the last commit. While that fails (the disk is still full), statements fail
  * at once with EngineUnavailableError, and a new attempt is made every `retryAfterMs`.
  */
-export class PGliteEngine implements PGliteQueryable {
-  readonly #options: PGliteEngineOptions;
-  #instance: PGlite | undefined;
+export class PGliteEngine<Instance extends EngineInstance> implements PGliteQueryable {
+  readonly #options: PGliteEngineOptions<Instance>;
+  #instance: Instance | undefined;
   #lostReason: string | undefined;
   /** A transaction was open on the instance that was lost: its remaining statements fail until it ends. */
   #orphanedTransaction = false;
   #inTransaction = false;
-  #reopening: Promise<PGlite> | undefined;
+  #reopening: Promise<Instance> | undefined;
   #nextAttemptAt = 0;
   #closed = false;
 
-  constructor(instance: PGlite, options: PGliteEngineOptions) {
+  constructor(instance: Instance, options: PGliteEngineOptions<Instance>) {
     this.#instance = instance;
     this.#options = options;
   }
 
-  /** Whether the current instance is usable (false while lost). */
+  /** Whether the current instance is usable (false while lost, here or inside a thread's own engine). */
   get available(): boolean {
-    return this.#instance !== undefined;
+    return this.#instance !== undefined && this.#instance.available !== false;
   }
 
   async query<T>(text: string, params?: unknown[]): Promise<Results<T>> {
@@ -91,7 +94,7 @@ export class PGliteEngine implements PGliteQueryable {
     this.#options.onLost?.(error.message);
   }
 
-  #reopen(): Promise<PGlite> {
+  #reopen(): Promise<Instance> {
     const reopen = this.#options.reopen;
     if (reopen === undefined) return Promise.reject(new EngineUnavailableError(`${this.#lostReason ?? 'lost'} (it cannot be reopened)`));
     if (this.#reopening !== undefined) return this.#reopening;

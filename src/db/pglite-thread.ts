@@ -63,6 +63,16 @@ export interface PGliteThreadOptions extends ThreadSettings {
   readonly onReopened?: () => void;
 }
 
+const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * The thread is gone (an uncaught error, terminated). FATAL, as PostgreSQL reports a backend that ended: the
+ * PGliteEngine around this thread drops it and opens the data folder in a new thread, as after a PANIC.
+ */
+function threadEnded(reason: string): Error {
+  return Object.assign(new EngineUnavailableError(reason), { severity: 'FATAL' });
+}
+
 interface Pending {
   readonly resolve: (results: Results<unknown>) => void;
   readonly reject: (error: Error) => void;
@@ -74,7 +84,8 @@ interface Pending {
  * to_tsvector, a thousand memory_terms rows, the vector index) no longer holds the event loop that serves
  * everyone else. Errors arrive with PostgreSQL's fields (code, severity, ...), so driver-errors.ts classifies
  * them as before; recovery from a PANIC runs inside the thread (PGliteEngine). If the thread itself ends
- * (it never should), the statements waiting on it fail as the database being unavailable.
+ * (it never should), the statements waiting on it fail as FATAL, and the PGliteEngine the service wraps around
+ * this thread starts a new one.
  */
 export class PGliteThread implements PGliteQueryable {
   readonly #worker: Worker;
@@ -114,13 +125,14 @@ export class PGliteThread implements PGliteQueryable {
         }
       });
       worker.on('error', (error) => {
-        thread.#end(error);
-        reject(error);
+        const ended = threadEnded(`its thread failed (${error.name})`);
+        thread.#end(ended);
+        reject(ended);
       });
       worker.on('exit', (code) => {
-        const error = new EngineUnavailableError(`its thread ended (exit code ${code})`);
-        thread.#end(error);
-        reject(error);
+        const ended = threadEnded(`its thread ended (exit code ${code})`);
+        thread.#end(ended);
+        reject(ended);
       });
     });
   }
@@ -143,16 +155,29 @@ export class PGliteThread implements PGliteQueryable {
     });
   }
 
-  /** Lets the statements already sent finish, closes PGlite in the thread (a checkpoint), and ends the thread. */
+  /**
+   * Lets the statements already sent finish, closes PGlite in the thread (a checkpoint), and ends the thread. A
+   * PGlite that does not close within CLOSE_GRACE_MS (a statement spinning in WASM) is terminated instead: what it
+   * committed is in the WAL, which the next open replays.
+   */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => {
       if (this.#ended !== undefined) return resolve();
       this.#worker.ref();
-      this.#worker.once('exit', () => resolve());
+      const grace = setTimeout(() => void this.terminate(), CLOSE_GRACE_MS);
+      this.#worker.once('exit', () => {
+        clearTimeout(grace);
+        resolve();
+      });
       const request: ThreadRequest = { type: 'close' };
       this.#worker.postMessage(request);
     });
     return this.#closing;
+  }
+
+  /** Ends the thread now, as a crash would: the statements waiting on it fail, nothing uncommitted survives. */
+  async terminate(): Promise<void> {
+    await this.#worker.terminate();
   }
 
   #answer(reply: Extract<ThreadReply, { type: 'result' | 'error' }>): void {

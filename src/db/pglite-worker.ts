@@ -19,7 +19,7 @@ const open = async (): Promise<PGlite> => {
   return instance;
 };
 
-let engine: PGliteEngine;
+let engine: PGliteEngine<PGlite>;
 try {
   engine = new PGliteEngine(await open(), {
     reopen: settings.reopenable ? open : undefined,

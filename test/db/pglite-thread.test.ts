@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
 import type { DbTransaction } from '../../src/db/schema.js';
+import { PGliteEngine } from '../../src/db/pglite-engine.js';
+import { PGliteThread } from '../../src/db/pglite-thread.js';
 import { sharedPGlite } from '../helpers/shared.js';
 import { uniqueSchema } from '../helpers/engines.js';
 
@@ -105,5 +107,41 @@ describe('PGlite in a thread of its own', () => {
     expect((await texts()).at(-1)).toBe('kept');
     expect(await db.ready()).toBe(true);
     expect(events).toEqual([]);
+  }, 120_000);
+});
+
+describe('a PGlite thread that ends', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'memory-pglite-thread-end-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is replaced by a new thread on the same folder: the statement that met the end fails, the next one sees every commit', async () => {
+    const events: string[] = [];
+    const settings = { dataDir: join(dir, 'pglite'), searchPath: 'public', reopenable: true };
+    const threads: PGliteThread[] = [];
+    const openThread = async () => {
+      const thread = await PGliteThread.open(settings);
+      threads.push(thread);
+      return thread;
+    };
+    const engine = new PGliteEngine(await openThread(), {
+      reopen: openThread,
+      onLost: (reason) => void events.push(`lost: ${reason}`),
+      onReopened: () => void events.push('reopened'),
+    });
+    try {
+      await engine.query('create table notes (text text)');
+      await engine.query('insert into notes values ($1)', ['committed before the end']);
+      await threads[0]!.terminate();
+
+      await expect(engine.query('select text from notes')).rejects.toMatchObject({ name: 'EngineUnavailableError', severity: 'FATAL' });
+      expect(engine.available).toBe(false);
+      const { rows } = await engine.query<{ text: string }>('select text from notes');
+      expect(rows).toEqual([{ text: 'committed before the end' }]);
+      expect(engine.available).toBe(true);
+      expect(threads).toHaveLength(2);
+      expect(events).toEqual([expect.stringMatching(/^lost: .*thread ended/), 'reopened']);
+    } finally {
+      await engine.close();
+    }
   }, 120_000);
 });
