@@ -243,17 +243,21 @@ function rephrase(text: string): string {
     .replace(/\bmade (of|from)\b/gi, '$1')
     .replace(/\b(?:go|goes|going|went) (\w+ing|on holiday|on vacation)\b/gi, '$1')
     .replace(/\bworks? as (an?|the)\b/gi, 'is $1')
-    // One fact, several constructions: a supporter, a home, an employer, a birthplace, a spouse.
-    .replace(/\bfavourite ((?:[\p{L}-]+ )?)team (?:is|are|was|were)\b/giu, 'supports $1')
+    // One fact, several constructions: a supporter, a home, an employer, a birthplace, a spouse. Only when the
+    // noun is the person's own, right after the possessive: "holiday home is in", "former employer is" say
+    // something else than "lives in" / "works for". ("Is based in" is not "lives in": "based in the London office".)
+    .replace(new RegExp(`${OWNER} favourite ((?:[\\p{L}-]+ )?)team (?:is|are|was|were)\\b`, 'gu'), '$1 supports $2')
     .replace(/\b(?:is|are|was|were) an? (?:fan|supporter) of\b/gi, 'supports')
     .replace(/\b(?:is|are|was|were) an? ((?:\p{Lu}[\p{L}-]* )+)(?:fan|supporter)\b/gu, 'supports $1')
     .replace(/\b(?:resides?|resided|residing) in\b/gi, 'lives in')
-    .replace(/\b(?:is|are|was|were) based in\b/gi, 'lives in')
-    .replace(/\bhome (?:is|was) in\b/gi, 'lives in')
-    .replace(/\bemployer (?:is|was)\b/gi, 'works for')
-    .replace(/\bbirthplace (?:is|was)\b/gi, 'was born in')
+    .replace(new RegExp(`${OWNER} home (?:is|was) in\\b`, 'gu'), '$1 lives in')
+    .replace(new RegExp(`${OWNER} employer (?:is|was)\\b`, 'gu'), '$1 works for')
+    .replace(new RegExp(`${OWNER} birthplace (?:is|was)\\b`, 'gu'), '$1 was born in')
     .replace(/\b(?:is|are|was|were|got|gets) married to\b/gi, 'spouse');
 }
+
+/** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
+const OWNER = String.raw`(\b(?:[Uu]ser|\p{Lu}[\p{L}-]*)'s|\b(?:[Tt]heir|[Hh]is|[Hh]er|[Mm]y|[Yy]our|[Oo]ur))`;
 
 const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', month: 'monthly', year: 'yearly' };
 

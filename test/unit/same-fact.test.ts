@@ -37,7 +37,6 @@ describe('sameFact', () => {
     ['The user supports Arsenal.', "The user's favourite team is Arsenal."],
     ["The user's favourite team is Celtic.", 'The user is a Celtic fan.'],
     ['The user lives in Bristol.', 'The user resides in Bristol.'],
-    ['The user lives in Bristol.', 'The user is based in Bristol.'],
     ['The user lives in Bristol.', "The user's home is in Bristol."],
     ['The user works at Acme.', "The user's employer is Acme."],
     ['The user was born in Cork.', "The user's birthplace is Cork."],
@@ -102,6 +101,12 @@ describe('sameFact', () => {
     ['The user works for Acme.', "The user's partner's employer is Acme."],
     ['The user was born in Cork.', "The user's partner's birthplace is Cork."],
     ['The user is married to Sam.', "The user's brother is married to Sam."],
+    // … and only when the noun is the person's own: a company's base, a holiday home, a former employer.
+    ["The user's company is based in Leeds.", 'The user lives in Leeds.'],
+    ['The user is based in the London office.', 'The user lives in London.'],
+    ["The user's holiday home is in Spain.", 'The user lives in Spain.'],
+    ["The user's former employer is Acme.", 'The user works for Acme.'],
+    ["The user's childhood favourite team was Celtic.", 'The user supports Celtic.'],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
