@@ -13,8 +13,10 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TEN
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
  *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
- *    that only carry grammar or naming ("goes by" = "handle is" = "is called"); a word or two the stored text says
- *    otherwise may be a WordNet synonym ("season" = "time of year") or a more general word ("painter" → "artist"). Reordered clauses, passive and
+ *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), and constructions of one fact made
+ *    one ("favourite team is" = "supports", "resides in" = "lives in"); a word or two the stored text says
+ *    otherwise may be a WordNet synonym ("season" = "time of year") or a more general word ("painter" → "artist"),
+ *    compared by sense, not by the words a sense lists ("teach" has a rare sense worded "learn"). Reordered clauses, passive and
  *    active voice, contractions and other date formats pass; a different thing ("flute" / "clarinet") does not,
  *    nor an incoming text that says more than the stored one (skipping it would lose the extra detail).
  * Anything less certain is treated as a different fact and inserted.
@@ -184,9 +186,9 @@ const MOST_REWORDED = 2;
 const MEANING = { senses: 2, hypernymDepth: 1 } as const;
 
 /**
- * The incoming content stems that a stored word or term states in other words: the same WordNet synset (a
- * synonym: "season" = "time of year") or a more general word for it ("painter" → "artist": the incoming text
- * says less, never more). Only content words: names, numbers, roles and negation have already had to agree.
+ * The incoming content stems that a stored word or term states in other words: a WordNet synset among the most
+ * frequent senses of both (a synonym: "season" = "time of year"; not "teach" for "learn", whose shared sense is
+ * rare for "learn") or a more general word for it ("painter" → "artist": the incoming text says less, never more). Only content words: names, numbers, roles and negation have already had to agree.
  */
 function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
   // Only the stored words that the incoming text does not repeat can have been reworded: "visa" (verb: to
@@ -198,16 +200,16 @@ function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
   ];
   const storedMeanings = new Set<string>();
   for (const term of storedTerms) {
-    const { synonyms, broader } = meaningsOf(term, MEANING);
-    for (const word of [...synonyms, ...broader]) storedMeanings.add(word);
+    const { senses, broader } = meaningsOf(term, MEANING);
+    for (const synset of [...senses, ...broader]) storedMeanings.add(synset);
   }
   const stemsOf = (term: string) => term.split(' ').map(rootOf).filter((root) => incoming.content.has(root));
   const covered = new Set<string>();
   const open = (word: string) => !hasStem(stored.content, rootOf(word));
   const incomingTerms = [...[...incoming.written.values()].flatMap((forms) => [...forms]).filter(open), ...multiWordTerms(incoming.sequence, open)];
   for (const term of incomingTerms) {
-    const { synonyms } = meaningsOf(term, { senses: MEANING.senses, hypernymDepth: 0 });
-    if ([...synonyms].some((word) => storedMeanings.has(word))) stemsOf(term).forEach((root) => covered.add(root));
+    const { senses } = meaningsOf(term, { senses: MEANING.senses, hypernymDepth: 0 });
+    if ([...senses].some((synset) => storedMeanings.has(synset))) stemsOf(term).forEach((root) => covered.add(root));
   }
   return covered;
 }
@@ -240,8 +242,22 @@ function rephrase(text: string): string {
     .replace(/\b(?:gets?|got|gotten|getting) (\w+ed)\b/gi, '$1')
     .replace(/\bmade (of|from)\b/gi, '$1')
     .replace(/\b(?:go|goes|going|went) (\w+ing|on holiday|on vacation)\b/gi, '$1')
-    .replace(/\bworks? as (an?|the)\b/gi, 'is $1');
+    .replace(/\bworks? as (an?|the)\b/gi, 'is $1')
+    // One fact, several constructions: a supporter, a home, an employer, a birthplace, a spouse. Only when the
+    // noun is the person's own, right after the possessive: "holiday home is in", "former employer is" say
+    // something else than "lives in" / "works for". ("Is based in" is not "lives in": "based in the London office".)
+    .replace(new RegExp(`${OWNER} favourite ((?:[\\p{L}-]+ )?)team (?:is|are|was|were)\\b`, 'gu'), '$1 supports $2')
+    .replace(/\b(?:is|are|was|were) an? (?:fan|supporter) of\b/gi, 'supports')
+    .replace(/\b(?:is|are|was|were) an? ((?:\p{Lu}[\p{L}-]* )+)(?:fan|supporter)\b/gu, 'supports $1')
+    .replace(/\b(?:resides?|resided|residing) in\b/gi, 'lives in')
+    .replace(new RegExp(`${OWNER} home (?:is|was) in\\b`, 'gu'), '$1 lives in')
+    .replace(new RegExp(`${OWNER} employer (?:is|was)\\b`, 'gu'), '$1 works for')
+    .replace(new RegExp(`${OWNER} birthplace (?:is|was)\\b`, 'gu'), '$1 was born in')
+    .replace(/\b(?:is|are|was|were|got|gets) married to\b/gi, 'spouse');
 }
+
+/** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
+const OWNER = String.raw`(\b(?:[Uu]ser|\p{Lu}[\p{L}-]*)'s|\b(?:[Tt]heir|[Hh]is|[Hh]er|[Mm]y|[Yy]our|[Oo]ur))`;
 
 const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', month: 'monthly', year: 'yearly' };
 

@@ -17,8 +17,6 @@ type PartOfSpeech = 'noun' | 'verb' | 'adj';
 const PARTS: readonly PartOfSpeech[] = ['noun', 'verb', 'adj'];
 
 interface Synset {
-  /** Its words, lowercase, multi-word ones joined by "_" as WordNet writes them. */
-  readonly words: readonly string[];
   /** Data-file offsets of its hypernyms (and instance hypernyms) of the same part of speech. */
   readonly hypernyms: readonly number[];
 }
@@ -97,7 +95,6 @@ function readSynset(part: PartOfSpeech, offset: number): Synset {
   }
   const fields = line.split(' | ')[0]!.split(' ');
   const wordCount = parseInt(fields[3]!, 16);
-  const words = Array.from({ length: wordCount }, (_, i) => fields[4 + 2 * i]!.toLowerCase().replace(/\(.*\)$/, ''));
   const pointerStart = 4 + 2 * wordCount;
   const pointerCount = Number(fields[pointerStart]);
   const hypernyms: number[] = [];
@@ -105,7 +102,7 @@ function readSynset(part: PartOfSpeech, offset: number): Synset {
     const [symbol, target, pos] = fields.slice(pointerStart + 1 + 4 * i, pointerStart + 5 + 4 * i);
     if ((symbol === '@' || symbol === '@i') && pos === fields[2]) hypernyms.push(Number(target));
   }
-  return { words, hypernyms };
+  return { hypernyms };
 }
 
 const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
@@ -135,9 +132,9 @@ function findLemmas(word: string, part: PartOfSpeech): string[] {
 }
 
 export interface Meanings {
-  /** Words sharing one of the word's most frequent senses (itself included). */
-  readonly synonyms: ReadonlySet<string>;
-  /** The words of those senses' hypernyms, up to `hypernymDepth` levels up. */
+  /** The word's most frequent senses, as synset identities ("verb:123"). */
+  readonly senses: ReadonlySet<string>;
+  /** Those senses' hypernyms, up to `hypernymDepth` levels up, as synset identities. */
   readonly broader: ReadonlySet<string>;
 }
 
@@ -152,28 +149,22 @@ export function meaningsOf(term: string, options: { readonly senses: number; rea
 }
 
 function findMeanings(key: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
-  const synonyms = new Set<string>();
+  const found = new Set<string>();
   const broader = new Set<string>();
-  if (key === '' || /\d/.test(key)) return { synonyms, broader };
+  if (key === '' || /\d/.test(key)) return { senses: found, broader };
   for (const part of PARTS) {
     for (const lemma of lemmasOf(key, part)) {
       for (const offset of senses(lemma, part).slice(0, options.senses)) {
-        const synset = synsetAt(part, offset);
-        synset.words.forEach((word) => synonyms.add(word));
-        let level = synset.hypernyms;
+        found.add(`${part}:${offset}`);
+        let level = synsetAt(part, offset).hypernyms;
         for (let depth = 0; depth < options.hypernymDepth && level.length > 0; depth++) {
-          const next: number[] = [];
-          for (const parent of level) {
-            const above = synsetAt(part, parent);
-            above.words.forEach((word) => broader.add(word));
-            next.push(...above.hypernyms);
-          }
-          level = next;
+          level.forEach((parent) => broader.add(`${part}:${parent}`));
+          level = level.flatMap((parent) => synsetAt(part, parent).hypernyms);
         }
       }
     }
   }
-  return { synonyms, broader };
+  return { senses: found, broader };
 }
 
 /** Whether `term` is an entry of the dictionary (a word or a multi-word term, in any inflected form). */

@@ -32,6 +32,15 @@ describe('sameFact', () => {
     ["The user's favourite composer is Bach.", "The user's favourite musician is Bach."],
     // A possessive said with "own".
     ["The user's dream car is a Land Rover Defender.", 'The car the user dreams of owning is a Land Rover Defender.'],
+    // One fact, another construction: a supporter, a home, an employer, a birthplace, a spouse.
+    ["The user's favourite football team is Leeds United.", 'The user supports Leeds United.'],
+    ['The user supports Arsenal.', "The user's favourite team is Arsenal."],
+    ["The user's favourite team is Celtic.", 'The user is a Celtic fan.'],
+    ['The user lives in Bristol.', 'The user resides in Bristol.'],
+    ['The user lives in Bristol.', "The user's home is in Bristol."],
+    ['The user works at Acme.', "The user's employer is Acme."],
+    ['The user was born in Cork.', "The user's birthplace is Cork."],
+    ['The user is married to Sam.', "Sam is the user's spouse."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -81,13 +90,30 @@ describe('sameFact', () => {
     ['The user rents a flat in Leeds.', 'The user owns a flat in Leeds.'],
     ['The user owns a flat in Leeds.', 'The user rents a flat in Leeds.'],
     ["The user's partner rents a flat in Leeds.", "The user's partner owns a flat in Leeds."],
+    // A sense a word shares with another far down its list: "teach" can be worded "learn".
+    ['The user is learning Spanish.', 'The user is teaching Spanish.'],
+    // The constructions made one still need every other word, name and role to agree.
+    ["The user's favourite rugby team is Leinster.", 'The user supports Munster.'],
+    ['The user is a Celtic fan.', "The user's son is a Celtic fan."],
+    ['The user is a Celtic fan.', 'The user is not a Celtic fan.'],
+    ['The user lives in Leeds.', "The user's office is based in Leeds."],
+    ['The user lives in Leeds.', 'The user used to live in Leeds.'],
+    ['The user works for Acme.', "The user's partner's employer is Acme."],
+    ['The user was born in Cork.', "The user's partner's birthplace is Cork."],
+    ['The user is married to Sam.', "The user's brother is married to Sam."],
+    // … and only when the noun is the person's own: a company's base, a holiday home, a former employer.
+    ["The user's company is based in Leeds.", 'The user lives in Leeds.'],
+    ['The user is based in the London office.', 'The user lives in London.'],
+    ["The user's holiday home is in Spain.", 'The user lives in Spain.'],
+    ["The user's former employer is Acme.", 'The user works for Acme.'],
+    ["The user's childhood favourite team was Celtic.", 'The user supports Celtic.'],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
 
   it('rates the shared wording of two texts, for ordering near-duplicates', () => {
     expect(compareFacts('The user is allergic to penicillin.', 'The user has a penicillin allergy.').overlap).toBe(1);
-    const partly = compareFacts("The user's favourite football team is Leeds United.", 'The user supports Leeds United.').overlap;
+    const partly = compareFacts("The user's favourite football team is Leeds United.", 'The user went to see Leeds United play.').overlap;
     expect(partly).toBeGreaterThan(0.2);
     expect(partly).toBeLessThan(0.5);
     expect(compareFacts('The user owns a kayak.', 'The user is learning Mandarin.').overlap).toBe(0);
