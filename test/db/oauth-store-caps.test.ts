@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withLimits } from '../../src/auth/authorization-server/limits.js';
 import { OAuthStore } from '../../src/auth/authorization-server/oauth-store.js';
@@ -23,6 +24,7 @@ describe.each(engines)('capped authorization-server objects on %s', (engine) => 
     });
   });
   afterAll(async () => {
+    if (engine === 'postgres') await db?.withAllSubjects('dropping the test schema', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
     await db?.close();
   });
 
