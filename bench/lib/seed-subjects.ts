@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openDatabase, openPGlite } from '../../src/db/open-database.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import { openPGlite } from '../../src/db/pglite-open.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../../src/embeddings/local-provider.js';
 import { createVectorIndexStatement, toVectorLiteral, vectorIndexName } from '../../src/db/pgvector.js';
 import { BENCH_DATABASE_URL, type BenchEngine } from './bench-server.js';

@@ -88,9 +88,6 @@ export interface OpenDatabaseOptions {
   readonly onEngineEvent?: ((event: 'lost' | 'reopened', detail: string) => void) | undefined;
 }
 
-export { openPGlite } from './pglite-open.js';
-
-
 type Outcome = 'committed' | 'aborted' | 'unknown';
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {

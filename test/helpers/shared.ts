@@ -1,5 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { openPGlite } from '../../src/db/open-database.js';
+import { openPGlite } from '../../src/db/pglite-open.js';
 import { createLocalProvider } from '../../src/embeddings/local-provider.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 

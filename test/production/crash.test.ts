@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPGlite } from '../../src/db/open-database.js';
+import { openPGlite } from '../../src/db/pglite-open.js';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 import { issueToken, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { freePort } from '../helpers/test-server.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserStore, usersFilePath } from '../../src/auth/authorization-server/user-store.js';
-import { openPGlite } from '../../src/db/open-database.js';
+import { openPGlite } from '../../src/db/pglite-open.js';
 import { runCli } from '../helpers/cli.js';
 import { FAULT_TESTS_REQUIRED, faultTestsUnavailable } from '../helpers/own-postgres.js';
 import { issueToken, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
