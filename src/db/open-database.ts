@@ -166,7 +166,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         const { error } = await migrateToLatest(db, schema);
         if (error !== undefined) throw error;
       }
-      await ensureVectorIndex(db, options.embeddingDimensions);
+      await ensureVectorIndex(db, schema, options.embeddingDimensions);
       return prepareRlsRole(db, schema);
     });
   } catch (error) {
@@ -219,7 +219,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
 
   async function closeQuietly(): Promise<void> {
-    if (pool !== undefined) await kysely.destroy().catch(() => undefined);
+    // The pool itself, not kysely.destroy(): Kysely ends it only if that instance ever ran a statement, and a
+    // service closed before serving one (or the maintenance instance alone) would leave its connections open.
+    if (pool !== undefined) await pool.end().catch(() => undefined);
     else if (options.pglite === undefined) await pglite?.close().catch(() => undefined);
     unlock?.();
   }

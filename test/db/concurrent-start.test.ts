@@ -16,9 +16,16 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('several processes preparing on
         const opened = await Promise.allSettled(
           Array.from({ length: 3 }, () => openDatabase({ url: TEST_DATABASE_URL, dataDir: '/nonexistent', schema, embeddingDimensions: 64, poolSize: 2 })),
         );
-        const failures = opened.flatMap((result) => (result.status === 'rejected' ? [String((result.reason as Error).message)] : []));
-        for (const result of opened) if (result.status === 'fulfilled') await result.value.close();
+        const failures = opened.flatMap((result) => (result.status === 'rejected' ? [String((result.reason as Error).stack)] : []));
+        const leftOpen: number[] = [];
+        for (const result of opened) {
+          if (result.status !== 'fulfilled') continue;
+          await result.value.close();
+          leftOpen.push(result.value.poolStats().total);
+        }
         expect(failures).toEqual([]);
+        // Closing ends every connection, the one that prepared the schema too (it used to stay open until exit).
+        expect(leftOpen).toEqual([0, 0, 0]);
       } finally {
         const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
         await client.connect();
