@@ -162,6 +162,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let switchRole: boolean;
   try {
     switchRole = await oneProcessAtATime(maintenance, schema, async (db) => {
+      // This connection may have resolved its search path before another replica created the schema (CI once
+      // saw "memories" missing on such a connection after the migrations were in): setting it again here makes
+      // PostgreSQL resolve it anew, with the schema as it is now.
+      await sql`select set_config('search_path', ${searchPath}, false)`.execute(db);
       if (options.migrate !== false) {
         const { error } = await migrateToLatest(db, schema);
         if (error !== undefined) throw error;
