@@ -30,7 +30,9 @@ create table memories (
   CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_move AFTER UPDATE OF subject ON memories FOR EACH ROW WHEN ((old.subject IS DISTINCT FROM new.subject)) EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_terms_forget AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_forget();
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
+  CREATE TRIGGER memories_terms_truncate AFTER TRUNCATE ON memories FOR EACH STATEMENT EXECUTE FUNCTION memories_truncated();
   row level security enabled, forced;
   policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
@@ -40,7 +42,6 @@ create table memory_terms (
   memory_id bigint not null,
   rank real not null
 );
-  constraint memory_terms_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES memories(id) ON DELETE CASCADE;
   constraint memory_terms_pkey PRIMARY KEY (subject, lexeme, memory_id) INCLUDE (rank);
   CREATE INDEX memory_terms_memory_idx ON memory_terms USING btree (memory_id);
   CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id) INCLUDE (rank);

@@ -3,7 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { Kysely } from 'kysely';
 import { PGliteDialect } from '../src/db/pglite-dialect.js';
 import { describeSchema } from '../src/db/describe-schema.js';
-import { openDatabase, openPGlite } from '../src/db/open-database.js';
+import { openDatabase } from '../src/db/open-database.js';
+import { openPGlite } from '../src/db/pglite-open.js';
 
 const pglite = await openPGlite('memory://');
 const handle = await openDatabase({ dataDir: 'memory://', schema: 'public', embeddingDimensions: 512, pglite });

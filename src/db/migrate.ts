@@ -9,6 +9,7 @@ import * as allSubjectsSetting from './migrations/0006_all_subjects_setting.js';
 import * as oauthObjects from './migrations/0007_oauth_objects.js';
 import * as webSessions from './migrations/0008_web_sessions.js';
 import * as largeSubjects from './migrations/0009_large_subjects.js';
+import * as termsWithoutForeignKey from './migrations/0011_terms_without_foreign_key.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0007_oauth_objects': oauthObjects,
   '0008_web_sessions': webSessions,
   '0009_large_subjects': largeSubjects,
+  '0011_terms_without_foreign_key': termsWithoutForeignKey,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;
