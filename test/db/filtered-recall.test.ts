@@ -178,12 +178,44 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     // Nearest to another topic's centre: the walk's 20 rows are that topic's, never this one.
     const elsewhere = storedVector(centroids[5]!, MODEL);
     const near = (withText: string | undefined) =>
-      db.withSubject('big', 'inspecting rows', (trx) => findNearMemories(trx, 'big', elsewhere, -1, 20, EXACT_SCAN_LIMIT, withText));
+      db.withSubject('big', 'inspecting rows', (trx) => findNearMemories(trx, 'big', elsewhere, -1, 20, EXACT_SCAN_LIMIT, { text: withText }));
     expect((await near(undefined)).map((row) => row.id)).not.toContain(ids[index]);
     const found = await near(text);
     expect(found[0]?.id).toBe(ids[index]);
     expect(found[0]?.text).toBe(text);
     expect(found).toHaveLength(20);
+  });
+
+  it("answers a big subject's near-duplicate check exactly when the walk comes back short, and puts the planner settings back", async () => {
+    // Three rows of a second model in the big subject: the walk (for that model's rows) finds fewer than 20.
+    const second = 'second-model';
+    const vectors = [near(3, 0.3), near(3, 0.3), near(11, 0.3)];
+    const query = near(3, 0.3);
+    const rollback = new Error('rollback');
+    let seen: { found: number[]; truth: number[]; before: unknown; after: unknown } | undefined;
+    await db
+      .withSubject('big', 'inspecting rows', async (trx) => {
+        const inserted = await trx
+          .insertInto('memories')
+          .values(vectors.map((vector, index) => ({ subject: 'big', text: `second model ${index}`, tags: [], embedding: toVectorLiteral(vector), embedding_model: second, embedding_dimensions: DIMS })))
+          .returning('id')
+          .execute();
+        const truth = inserted
+          .map((row, index) => ({ id: Number(row.id), distance: cosineDistance(vectors[index]!, query) }))
+          .sort((a, b) => a.distance - b.distance || b.id - a.id)
+          .map((row) => row.id);
+        const settings = sql<{ sort: string; jit: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit`;
+        const before = (await settings.execute(trx)).rows[0];
+        const found = await findNearMemories(trx, 'big', storedVector(query, second), -1, 20, EXACT_SCAN_LIMIT, { text: 'no such text', lockForWrite: true });
+        seen = { found: found.map((row) => row.id), truth, before, after: (await settings.execute(trx)).rows[0] };
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback) throw error;
+      });
+    expect(seen?.found).toEqual(seen?.truth);
+    expect(seen?.found).toHaveLength(3);
+    expect(seen?.after).toEqual(seen?.before);
   });
 
   it('scans a small subject exactly for near rows', async () => {
