@@ -5,7 +5,8 @@ import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { findNearMemories } from '../../src/db/memories/near-memories.js';
 import { subjectSize } from '../../src/db/memories/subject-stats.js';
-import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
+import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit } from '../../src/db/memories/text-ranking.js';
+import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce, walkIndexWith } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
@@ -216,6 +217,29 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     expect(seen?.found).toEqual(seen?.truth);
     expect(seen?.found).toHaveLength(3);
     expect(seen?.after).toEqual(seen?.before);
+  });
+
+  it("ranks a big subject's text in the index walk's statement exactly as in a statement of its own", async () => {
+    const question = (index: number) => `synthetic memory ${index} about topic ${index % TOPICS}`;
+    for (const index of [1234, 77, 1999]) {
+      const vector = storedVector(near(index % TOPICS, 0.3), MODEL);
+      const words = question(index);
+      const separate = await db.withSubject('big', 'inspecting rows', async (trx) => {
+        const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const ranked = await vectorRanking(trx, 'big', noFilters, vector, DEPTH, { exactScanLimit: EXACT_SCAN_LIMIT, size, efSearch: 2 * DEPTH });
+        return { ...ranked, hits: await textRanking(trx, 'big', noFilters, words, DEPTH, size.memories) };
+      });
+      const together = await db.withSubject('big', 'inspecting rows', async (trx) => {
+        const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
+        if (restore === undefined) throw new Error('the big subject should walk the index at once');
+        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, textRankingQuery('big', noFilters, words, DEPTH, size.memories), TEXT_RANKING_ORDER);
+        return { ids: both.ids, plan: both.plan, hits: both.alongside.map(toTextHit) };
+      });
+      expect(separate.plan).toBe('hnsw');
+      expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);
+      expect(together).toEqual(separate);
+    }
   });
 
   it('scans a small subject exactly for near rows', async () => {

@@ -21,9 +21,10 @@ const WALK_EF_SEARCH = 400;
  *
  * A subject of up to `exactScanLimit` memories (every subject in normal use) is scanned exactly, so no
  * near-duplicate is missed. A larger one would cost a scan of all its rows on every remember (~0.1 s at
- * 100k), so its nearest rows come from vectorRanking, which walks the HNSW index with an iterative scan
- * (and falls back to the exact scan when the walk comes back short); the similarity cut and exact order are
- * then applied to those rows. Near-duplicates lie far above the similarities an approximate walk gets wrong,
+ * 100k), so its nearest rows come from vectorRanking's walk of the HNSW index with an iterative scan, in the
+ * same statement as the similarity cut and exact order applied to them (the exact scan answers when the walk
+ * comes back short). With `lockForWrite`, the subject's write lock is taken in the first statement.
+ * Near-duplicates lie far above the similarities an approximate walk gets wrong,
  * but a graph can leave a row unreachable: a memory whose text is exactly `text` is therefore looked up by
  * its text too (migration 0009's index), so the same text sent again is always among the candidates, first.
  */
