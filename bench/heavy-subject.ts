@@ -78,8 +78,8 @@ for (const engine of engines) {
         return result;
       };
       const [walked, exact] = await db.withSubject(HEAVY_SUBJECT, 'benchmarking', async (trx) => [
-        await timed(walkMs, () => findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, DEFAULT_EXACT_SCAN_LIMIT, text)),
-        await timed(exactMs, () => findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, Number.POSITIVE_INFINITY, text)),
+        await timed(walkMs, () => findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, DEFAULT_EXACT_SCAN_LIMIT, { text })),
+        await timed(exactMs, () => findNearMemories(trx, HEAVY_SUBJECT, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, Number.POSITIVE_INFINITY, { text })),
       ]);
       const ids = (rows: typeof walked, min = -1) => rows.filter((row) => row.similarity >= min).map((row) => row.id).join(',');
       if (ids(walked) === ids(exact)) sameList++;

@@ -1,10 +1,10 @@
 import { eraseSubject } from '../db/erase-subject.js';
-import { confirmMemory, deleteMemory, insertMemory } from '../db/memories/memories.js';
+import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
 import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memories.js';
 import { subjectMemoryCount } from '../db/memories/subject-stats.js';
-import { countTombstones, eraseTombstones, findNearTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
+import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
 import { exportMemoryPage } from '../db/memories/transfer.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
@@ -14,7 +14,7 @@ import { embeddingError, notFound } from '../errors.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
-import { compareFacts } from './same-fact.js';
+import { comparerOf } from './same-fact.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type {
@@ -53,7 +53,7 @@ const NEAR_LIMIT = 5;
 /**
  * Near-duplicate candidates reach this far below NearDuplicateThreshold: a paraphrase in other words can score
  * lower than the threshold (0.74 for "renews on 14 July" / "renewal date is July 14th" with the local model), so
- * a candidate down here is listed, or skipped as the same fact, only on the evidence of its words (compareFacts).
+ * a candidate down here is listed, or skipped as the same fact, only on the evidence of its words (comparerOf).
  */
 const CANDIDATE_MARGIN = 0.15;
 const NEAR_CANDIDATES = 20;
@@ -84,14 +84,16 @@ export class MemoryService {
     const threshold = this.#options.nearDuplicateThreshold;
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
-      await lockSubjectForWrite(trx, subject);
+      // The near-duplicate check takes the subject's write lock in its first statement.
+      if (policy === 'insert') await lockSubjectForWrite(trx, subject);
       const candidates =
         policy === 'insert'
           ? []
-          : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, exactScanLimit, memory.text);
+          : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, exactScanLimit, { text: memory.text, lockForWrite: true });
       // Best first: the same fact, then the most similar.
+      const compare = comparerOf(memory.text);
       const judged = candidates
-        .map((candidate) => ({ candidate, comparison: compareFacts(candidate.text, memory.text) }))
+        .map((candidate) => ({ candidate, comparison: compare(candidate.text) }))
         .filter(({ candidate, comparison }) => candidate.similarity >= threshold || comparison.same || comparison.overlap >= LISTED_OVERLAP)
         .sort((a, b) => Number(b.comparison.same) - Number(a.comparison.same) || b.candidate.similarity - a.candidate.similarity);
       const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
@@ -99,9 +101,8 @@ export class MemoryService {
       if (policy === 'skip_if_near' && best?.comparison.same === true) {
         return { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
       }
-      const memoryId = await insertMemory(trx, subject, memory, vector);
-      const corrected = await findNearTombstones(trx, subject, vector, threshold, NEAR_LIMIT);
-      return { memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: corrected };
+      const { memoryId, tombstones } = await insertMemoryNearTombstones(trx, subject, memory, vector, threshold, NEAR_LIMIT);
+      return { memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: tombstones };
     });
   }
 

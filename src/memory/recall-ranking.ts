@@ -1,7 +1,7 @@
 import type { MemoryFilters } from '../db/memories/records.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
-import { textRanking } from '../db/memories/text-ranking.js';
-import { sizeForVectorRanking, vectorRanking, type VectorPlan } from '../db/memories/vector-ranking.js';
+import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
+import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import { contentWords } from './query-analysis.js';
@@ -53,18 +53,27 @@ export async function rankMemories(
   const rankings: RetrieverRanking[] = [];
   let plan: VectorPlan | undefined;
   const efSearch = RANKING_DEPTH * 2;
-  const size =
-    options.strategy === 'text'
-      ? await subjectSize(trx, subject)
-      : await sizeForVectorRanking(trx, subject, query.filters, options.exactScanLimit, efSearch);
+  const rankingSize = options.strategy === 'text' ? undefined : await sizeForVectorRanking(trx, subject, query.filters, options.exactScanLimit, efSearch);
+  const size = rankingSize ?? (await subjectSize(trx, subject));
+  const words = contentWords(query.text);
+  // A subject known to be large walks the index at once: the full-text ranking then rides in the walk's statement.
+  const restore = options.strategy === 'hybrid' && query.vector !== undefined && rankingSize !== undefined ? walkAtOnce(rankingSize, query.vector, options.exactScanLimit) : undefined;
+  let hits: TextHit[] | undefined;
   if (options.strategy !== 'text') {
     if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
-    const vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch });
+    let vector: { ids: number[]; plan: VectorPlan };
+    if (restore === undefined) vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch });
+    else {
+      const text = textRankingQuery(subject, query.filters, words, RANKING_DEPTH, size.memories);
+      const both = await walkIndexWith(trx, subject, query.vector, RANKING_DEPTH, restore, text, TEXT_RANKING_ORDER);
+      vector = both;
+      hits = both.alongside.map(toTextHit);
+    }
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }
   if (options.strategy !== 'vector') {
-    const hits = await textRanking(trx, subject, query.filters, contentWords(query.text), RANKING_DEPTH, size.memories);
+    hits ??= await textRanking(trx, subject, query.filters, words, RANKING_DEPTH, size.memories);
     rankings.push({ ids: hits.map((hit) => hit.id), weight: TEXT_WEIGHT, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) });
   }
   return { ranked: fuseRankings(rankings, RRF_K), plan };

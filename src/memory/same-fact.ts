@@ -33,8 +33,16 @@ export interface FactComparison {
 }
 
 export function compareFacts(stored: string, incoming: string): FactComparison {
-  const left = evidenceOf(stored);
+  return comparerOf(incoming)(stored);
+}
+
+/** compareFacts for one incoming text against many stored ones: the incoming text is read once. */
+export function comparerOf(incoming: string): (stored: string) => FactComparison {
   const right = evidenceOf(incoming);
+  return (stored) => compareEvidence(evidenceOf(stored), right);
+}
+
+function compareEvidence(left: Evidence, right: Evidence): FactComparison {
   const agree =
     setsEqual(left.negated, right.negated) &&
     // The incoming text may leave a number or code out (it says less), never bring one of its own.

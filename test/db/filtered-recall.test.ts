@@ -5,7 +5,8 @@ import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { findNearMemories } from '../../src/db/memories/near-memories.js';
 import { subjectSize } from '../../src/db/memories/subject-stats.js';
-import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking } from '../../src/db/memories/vector-ranking.js';
+import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit } from '../../src/db/memories/text-ranking.js';
+import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce, walkIndexWith } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
@@ -178,12 +179,67 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     // Nearest to another topic's centre: the walk's 20 rows are that topic's, never this one.
     const elsewhere = storedVector(centroids[5]!, MODEL);
     const near = (withText: string | undefined) =>
-      db.withSubject('big', 'inspecting rows', (trx) => findNearMemories(trx, 'big', elsewhere, -1, 20, EXACT_SCAN_LIMIT, withText));
+      db.withSubject('big', 'inspecting rows', (trx) => findNearMemories(trx, 'big', elsewhere, -1, 20, EXACT_SCAN_LIMIT, { text: withText }));
     expect((await near(undefined)).map((row) => row.id)).not.toContain(ids[index]);
     const found = await near(text);
     expect(found[0]?.id).toBe(ids[index]);
     expect(found[0]?.text).toBe(text);
     expect(found).toHaveLength(20);
+  });
+
+  it("answers a big subject's near-duplicate check exactly when the walk comes back short, and puts the planner settings back", async () => {
+    // Three rows of a second model in the big subject: the walk (for that model's rows) finds fewer than 20.
+    const second = 'second-model';
+    const vectors = [near(3, 0.3), near(3, 0.3), near(11, 0.3)];
+    const query = near(3, 0.3);
+    const rollback = new Error('rollback');
+    let seen: { found: number[]; truth: number[]; before: unknown; after: unknown } | undefined;
+    await db
+      .withSubject('big', 'inspecting rows', async (trx) => {
+        const inserted = await trx
+          .insertInto('memories')
+          .values(vectors.map((vector, index) => ({ subject: 'big', text: `second model ${index}`, tags: [], embedding: toVectorLiteral(vector), embedding_model: second, embedding_dimensions: DIMS })))
+          .returning('id')
+          .execute();
+        const truth = inserted
+          .map((row, index) => ({ id: Number(row.id), distance: cosineDistance(vectors[index]!, query) }))
+          .sort((a, b) => a.distance - b.distance || b.id - a.id)
+          .map((row) => row.id);
+        const settings = sql<{ sort: string; jit: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit`;
+        const before = (await settings.execute(trx)).rows[0];
+        const found = await findNearMemories(trx, 'big', storedVector(query, second), -1, 20, EXACT_SCAN_LIMIT, { text: 'no such text', lockForWrite: true });
+        seen = { found: found.map((row) => row.id), truth, before, after: (await settings.execute(trx)).rows[0] };
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback) throw error;
+      });
+    expect(seen?.found).toEqual(seen?.truth);
+    expect(seen?.found).toHaveLength(3);
+    expect(seen?.after).toEqual(seen?.before);
+  });
+
+  it("ranks a big subject's text in the index walk's statement exactly as in a statement of its own", async () => {
+    const question = (index: number) => `synthetic memory ${index} about topic ${index % TOPICS}`;
+    for (const index of [1234, 77, 1999]) {
+      const vector = storedVector(near(index % TOPICS, 0.3), MODEL);
+      const words = question(index);
+      const separate = await db.withSubject('big', 'inspecting rows', async (trx) => {
+        const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const ranked = await vectorRanking(trx, 'big', noFilters, vector, DEPTH, { exactScanLimit: EXACT_SCAN_LIMIT, size, efSearch: 2 * DEPTH });
+        return { ...ranked, hits: await textRanking(trx, 'big', noFilters, words, DEPTH, size.memories) };
+      });
+      const together = await db.withSubject('big', 'inspecting rows', async (trx) => {
+        const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
+        if (restore === undefined) throw new Error('the big subject should walk the index at once');
+        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, textRankingQuery('big', noFilters, words, DEPTH, size.memories), TEXT_RANKING_ORDER);
+        return { ids: both.ids, plan: both.plan, hits: both.alongside.map(toTextHit) };
+      });
+      expect(separate.plan).toBe('hnsw');
+      expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);
+      expect(together).toEqual(separate);
+    }
   });
 
   it('scans a small subject exactly for near rows', async () => {

@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import { NO_FILTERS, notExpired } from './filters.js';
 import type { NearMemory } from './records.js';
-import { sizeForVectorRanking, vectorRanking } from './vector-ranking.js';
+import { hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce } from './vector-ranking.js';
+import { subjectWriteLock } from './write-lock.js';
 
 /**
  * How wide the index walk searches for a large subject's near-duplicates (hnsw.ef_search): on the synthetic 100k
@@ -20,9 +21,10 @@ const WALK_EF_SEARCH = 400;
  *
  * A subject of up to `exactScanLimit` memories (every subject in normal use) is scanned exactly, so no
  * near-duplicate is missed. A larger one would cost a scan of all its rows on every remember (~0.1 s at
- * 100k), so its nearest rows come from vectorRanking, which walks the HNSW index with an iterative scan
- * (and falls back to the exact scan when the walk comes back short); the similarity cut and exact order are
- * then applied to those rows. Near-duplicates lie far above the similarities an approximate walk gets wrong,
+ * 100k), so its nearest rows come from vectorRanking's walk of the HNSW index with an iterative scan, in the
+ * same statement as the similarity cut and exact order applied to them (the exact scan answers when the walk
+ * comes back short). With `lockForWrite`, the subject's write lock is taken in the first statement.
+ * Near-duplicates lie far above the similarities an approximate walk gets wrong,
  * but a graph can leave a row unreachable: a memory whose text is exactly `text` is therefore looked up by
  * its text too (migration 0009's index), so the same text sent again is always among the candidates, first.
  */
@@ -33,40 +35,81 @@ export async function findNearMemories(
   minSimilarity: number,
   limit: number,
   exactScanLimit: number,
-  text?: string,
+  options: { readonly text?: string | undefined; readonly lockForWrite?: boolean } = {},
 ): Promise<NearMemory[]> {
-  const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, exactScanLimit, WALK_EF_SEARCH);
-  let nearest: number[] | undefined;
-  if (size.memories > exactScanLimit) {
-    const ranked = await vectorRanking(trx, subject, NO_FILTERS, vector, limit, { exactScanLimit, size, efSearch: WALK_EF_SEARCH });
-    nearest = ranked.ids;
-    if (nearest.length === 0) return [];
+  const { text } = options;
+  // The lock (when asked for) is taken by the size's statement: the size only chooses the plan, and every row
+  // read below is read by a later statement, which sees what writers committed before the lock was granted.
+  const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, exactScanLimit, WALK_EF_SEARCH, options.lockForWrite === true ? subjectWriteLock(subject) : undefined);
+  if (size.memories <= exactScanLimit) return (await nearRows(trx, subject, vector, minSimilarity, limit, undefined)).map(toNearMemory);
+  const restore = walkAtOnce(size, vector, exactScanLimit);
+  if (restore !== undefined) {
+    // The walk and the similarity cut in one statement (vectorRanking's walk, hnswQuery, as its subquery);
+    // when the walk comes back short, the exact scan answers, as vectorRanking's would.
+    const walk = hnswQuery(vectorConditions(subject, NO_FILTERS, vector), vector, limit, restore);
+    const rows = await nearRows(trx, subject, vector, minSimilarity, limit, { walk, text });
+    const walked = Number(rows[0]?.walked ?? 0);
+    if (walked >= limit) return rows.filter((row) => row.id !== null).map(toNearMemory);
+    return (await nearRows(trx, subject, vector, minSimilarity, limit, { text })).map(toNearMemory);
   }
+  const ranked = await vectorRanking(trx, subject, NO_FILTERS, vector, limit, { exactScanLimit, size, efSearch: WALK_EF_SEARCH });
+  if (ranked.ids.length === 0) return [];
+  return (await nearRows(trx, subject, vector, minSimilarity, limit, { ids: ranked.ids, text })).map(toNearMemory);
+}
+
+interface NearRow {
+  id: string | number | null;
+  text: string;
+  tags: string[];
+  created_at: Date;
+  last_confirmed_at: Date;
+  similarity: number;
+  /** How many rows the index walk returned (with `among.walk` only). */
+  walked?: string | number;
+}
+
+/**
+ * The subject's live memories of the vector's model at or above `minSimilarity`, nearest first: all of them,
+ * or (`among`) only the given ids or the rows of an index walk, plus the memory whose text is exactly `among.text`,
+ * listed first whatever the vectors say (they agree, but for a provider's rounding). With `among.walk`, every row
+ * also carries how many rows the walk returned, and one row of nulls stands for no match.
+ */
+async function nearRows(
+  trx: DbTransaction,
+  subject: string,
+  vector: StoredVector,
+  minSimilarity: number,
+  limit: number,
+  among: { readonly ids?: readonly number[]; readonly walk?: RawBuilder<{ id: string | number }>; readonly text?: string | undefined } | undefined,
+): Promise<NearRow[]> {
   const similarity = cosineSimilarity(vector);
-  let query = trx
-    .selectFrom('memories')
-    .select(['id', 'text', 'tags', 'created_at', 'last_confirmed_at', similarity.as('similarity')])
-    .where('subject', '=', subject)
-    .where('embedding_model', '=', vector.model)
-    .where(notExpired)
-    .where(similarity, '>=', minSimilarity);
-  if (nearest !== undefined) {
-    const walked = nearest;
-    if (text === undefined) query = query.where('id', 'in', walked);
-    else {
-      // The same text first, whatever the vectors say (they agree, but for a provider's rounding).
-      query = query
-        .where((eb) => eb.or([eb('id', 'in', walked), sql<boolean>`(md5(text) = md5(${text}) and text = ${text})`]))
-        .orderBy(sql`text = ${text}`, 'desc');
-    }
-  }
-  const rows = await query.orderBy(cosineDistance(vector)).orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((row) => ({
+  const conditions = [sql`subject = ${subject}`, sql`embedding_model = ${vector.model}`, notExpired, sql`${similarity} >= ${minSimilarity}`];
+  // An array, not a semi-join: `id in (subquery) or …` could not use an index; `= any(array)` uses the key's.
+  const ids = among?.walk !== undefined ? sql`id = any(array(select id from walked))` : among?.ids !== undefined ? sql`id in (${sql.join(among.ids)})` : undefined;
+  const sameText = among?.text === undefined ? undefined : sql`(md5(text) = md5(${among.text}) and text = ${among.text})`;
+  if (ids !== undefined) conditions.push(sameText === undefined ? ids : sql`(${ids} or ${sameText})`);
+  const near = sql`
+    select id, text, tags, created_at, last_confirmed_at, ${similarity} as similarity
+      from memories
+     where ${sql.join(conditions, sql` and `)}
+     order by ${among?.text === undefined ? sql`` : sql`text = ${among.text} desc,`} ${cosineDistance(vector)}, id desc
+     limit ${limit}`;
+  if (among?.walk === undefined) return (await sql<NearRow>`${near}`.execute(trx)).rows;
+  const { rows } = await sql<NearRow>`
+    with walked as materialized (${among.walk})
+    select near.*, (select count(*) from walked) as walked
+      from (select 1) as one
+      left join lateral (${near}) as near on true`.execute(trx);
+  return rows;
+}
+
+function toNearMemory(row: NearRow): NearMemory {
+  return {
     id: Number(row.id),
     text: row.text,
     similarity: Number(row.similarity),
     tags: row.tags,
     createdAt: row.created_at,
     lastConfirmedAt: row.last_confirmed_at,
-  }));
+  };
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbTransaction } from '../schema.js';
 import { memoryConditions } from './filters.js';
 import type { MemoryFilters } from './records.js';
@@ -52,10 +52,30 @@ export async function textRanking(
   depth: number,
   subjectMemories: number,
 ): Promise<TextHit[]> {
+  const { rows } = await textRankingQuery(subject, filters, query, depth, subjectMemories).execute(trx);
+  return rows.map(toTextHit);
+}
+
+/** A row of textRankingQuery. */
+export interface TextHitRow {
+  id: string | number;
+  score: number;
+  coverage: number | null;
+}
+
+export function toTextHit(row: TextHitRow): TextHit {
+  return { id: Number(row.id), score: Number(row.score), coverage: Number(row.coverage ?? 0) };
+}
+
+/** textRanking's order, over textRankingQuery's columns. */
+export const TEXT_RANKING_ORDER = sql`score desc, id desc`;
+
+/** textRanking's statement, for one that runs it along with something else (walkIndexWith). */
+export function textRankingQuery(subject: string, filters: MemoryFilters, query: string, depth: number, subjectMemories: number): RawBuilder<TextHitRow> {
   // Sums run in the query's lexeme order (tsvector_to_array's), so a score is the same number whichever way its
   // rows were found; ties fall to the newer memory. Lexemes are quoted into tsquery's input syntax, so
   // punctuation in identifiers cannot be read as operators.
-  const { rows } = await sql<{ id: string | number; score: number; coverage: number | null }>`
+  return sql<TextHitRow>`
     with counted as materialized (
       select position, lexeme,
              (select count(*) from (select 1 from memory_terms
@@ -115,7 +135,6 @@ export async function textRanking(
     select id, sum(idf * rank order by position) as score, sum(idf order by position) / nullif((select idf from total), 0) as coverage
       from matches
      group by id
-     order by score desc, id desc
-     limit ${depth}`.execute(trx);
-  return rows.map((row) => ({ id: Number(row.id), score: Number(row.score), coverage: Number(row.coverage ?? 0) }));
+     order by ${TEXT_RANKING_ORDER}
+     limit ${depth}`;
 }

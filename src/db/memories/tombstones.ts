@@ -36,25 +36,32 @@ export async function insertTombstone(
     .execute();
 }
 
-/** Tombstones (corrected or forgotten memories) of the subject that lie near the given vector, nearest first. */
-export async function findNearTombstones(
-  trx: DbTransaction,
-  subject: string,
-  vector: StoredVector,
-  minSimilarity: number,
-  limit: number,
-): Promise<TombstoneMatch[]> {
+/** The subject's tombstones (corrected or forgotten memories) near the given vector, nearest first (a query to run inside another statement). */
+export function nearTombstonesQuery(trx: DbTransaction, subject: string, vector: StoredVector, minSimilarity: number, limit: number) {
   const similarity = cosineSimilarity(vector);
-  const rows = await trx
+  return trx
     .selectFrom('tombstones')
     .select(['memory_id', 'text', 'reason', 'replaced_by', 'note', 'tombstoned_at', similarity.as('similarity')])
     .where('subject', '=', subject)
     .where('embedding_model', '=', vector.model)
     .where(similarity, '>=', minSimilarity)
     .orderBy(cosineDistance(vector))
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({
+    .limit(limit);
+}
+
+/** A row of nearTombstonesQuery. */
+export interface TombstoneMatchRow {
+  memory_id: string | number;
+  text: string;
+  reason: TombstoneReason;
+  replaced_by: string | number | null;
+  note: string | null;
+  tombstoned_at: Date;
+  similarity: number;
+}
+
+export function toTombstoneMatch(row: TombstoneMatchRow): TombstoneMatch {
+  return {
     memoryId: Number(row.memory_id),
     text: row.text,
     reason: row.reason,
@@ -62,7 +69,7 @@ export async function findNearTombstones(
     note: row.note ?? undefined,
     similarity: Number(row.similarity),
     tombstonedAt: row.tombstoned_at,
-  }));
+  };
 }
 
 interface TombstoneRow {

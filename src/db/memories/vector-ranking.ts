@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { cosineDistance, indexedCosineDistance, isIndexable, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
-import { hasFilters, memoryConditions } from './filters.js';
+import { hasFilters, memoryConditions, NO_FILTERS } from './filters.js';
 import type { MemoryFilters } from './records.js';
 import { subjectSizeColumns, toSubjectSize, type SubjectSize, type SubjectSizeRow } from './subject-stats.js';
 
@@ -69,16 +69,65 @@ export async function vectorRanking(
   const candidates = knownLarge ? options.size.memories : limit + 1;
   // Applied with the size when it showed the subject this large; restored by whichever statement ranks next.
   const prepared = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
-  if (isIndexable(vector.dimensions) && shareOfTable(candidates, options.size.tableRows) >= MIN_INDEX_SHARE) {
+  if (walksIndex(vector, candidates, options.size)) {
     const before = prepared ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
     const { rows } = await hnswQuery(where, vector, depth, before).execute(trx);
     if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw' };
   }
-  const { rows: all } = await sql<{ id: string | number }>`
-    select id from memories where ${where} ${prepared === undefined ? sql`` : sql`and ${restored(prepared)}`}
+  return { ids: await exactRanking(trx, where, vector, depth, prepared), plan: 'exact' };
+}
+
+/** The candidates (`where`) nearest to `vector` first, by an exact scan; `restore` puts the walk's settings back. */
+async function exactRanking(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): Promise<number[]> {
+  const { rows } = await sql<{ id: string | number }>`
+    select id from memories where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
      order by ${cosineDistance(vector)}, id desc
      limit ${depth}`.execute(trx);
-  return { ids: all.map((row) => Number(row.id)), plan: 'exact' };
+  return rows.map((row) => Number(row.id));
+}
+
+/**
+ * vectorRanking for a size that walkAtOnce answered (`restore`), and `alongside`, a query that needs nothing from
+ * it, in the same statement: one round trip for both. `alongside`'s rows come back as JSON objects (numbers
+ * keep every bit: float8 prints as the shortest text that reads back the same), in `alongsideOrder`.
+ * `alongside` is planned under the walk's settings (no sort unless unavoidable, no JIT); they change its plan,
+ * never its rows.
+ */
+export async function walkIndexWith<T>(
+  trx: DbTransaction,
+  subject: string,
+  vector: StoredVector,
+  depth: number,
+  restore: PlannerSettings,
+  alongside: RawBuilder<T>,
+  alongsideOrder: RawBuilder<unknown>,
+): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] }> {
+  const where = vectorConditions(subject, NO_FILTERS, vector);
+  const { rows } = await sql<{ ids: (string | number)[]; alongside: T[] }>`
+    with walked as materialized (${hnswQuery(where, vector, depth, restore)}),
+         alongside as materialized (${alongside})
+    select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
+           (select coalesce(json_agg(alongside order by ${alongsideOrder}), '[]') from alongside) as alongside`.execute(trx);
+  const row = rows[0];
+  const walked = (row?.ids ?? []).map(Number);
+  const others = row?.alongside ?? [];
+  // Short (expired rows, other models' vectors): the exact scan answers, as in vectorRanking.
+  if (walked.length >= depth) return { ids: walked, plan: 'hnsw', alongside: others };
+  return { ids: await exactRanking(trx, where, vector, depth), plan: 'exact', alongside: others };
+}
+
+/** Whether a candidate set of this size is ranked by walking the index (see vectorRanking). */
+function walksIndex(vector: StoredVector, candidates: number, size: SubjectSize): boolean {
+  return isIndexable(vector.dimensions) && shareOfTable(candidates, size.tableRows) >= MIN_INDEX_SHARE;
+}
+
+/**
+ * The settings to put back when vectorRanking, given this size, would walk the index at once (no filters, more
+ * memories than exactScanLimit, the walk's settings applied by sizeForVectorRanking): a caller that walks the
+ * index itself in a statement of its own (hnswQuery) restores them there. Undefined when vectorRanking would not.
+ */
+export function walkAtOnce(size: RankingSize, vector: StoredVector, exactScanLimit: number): PlannerSettings | undefined {
+  return size.memories > exactScanLimit && walksIndex(vector, size.memories, size) ? size.walkSettings : undefined;
 }
 
 /** subjectSize, with the index walk's settings when they were applied in the same statement. */
@@ -98,12 +147,15 @@ export async function sizeForVectorRanking(
   filters: MemoryFilters,
   exactScanLimit: number,
   efSearch: number,
+  alongside?: RawBuilder<unknown>,
 ): Promise<RankingSize> {
   const known = !hasFilters(filters) && Number.isFinite(exactScanLimit);
+  // `alongside` (the subject's write lock) is evaluated in this statement too, sparing its own round trip.
   const { rows } = await sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
     with size as materialized (select ${subjectSizeColumns(subject)})
     select memories, table_rows, ${currentPlannerSettings},
            case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
+           ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
       from size`.execute(trx);
   const row = rows[0];
   return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : { sort: row.sort, jit: row.jit } };
@@ -164,13 +216,13 @@ export interface PlannerSettings {
  * `restore` puts the planner settings back while the walk runs (they were needed only to plan it), so the rest
  * of the transaction plans as usual without another round trip; the one-time filter runs even when nothing is found.
  */
-export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): RawBuilder<{ id: string | number }> {
-  return sql<{ id: string | number }>`
+export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): RawBuilder<{ id: string | number; distance: number }> {
+  return sql<{ id: string | number; distance: number }>`
     with nearest as materialized (
       select id, ${indexedCosineDistance(vector)} as distance
         from memories
        where ${where}
        order by ${indexedCosineDistance(vector)}
        limit ${depth})
-    select id from nearest ${restore === undefined ? sql`` : sql`where ${restored(restore)}`} order by distance, id desc`;
+    select id, distance from nearest ${restore === undefined ? sql`` : sql`where ${restored(restore)}`} order by distance, id desc`;
 }
