@@ -119,7 +119,8 @@ async function contention(service: MemoryService, withA: boolean): Promise<void>
   let begun: number | undefined;
   for (const statement of statements.filter((s) => s.subject === 'A')) {
     if (/^begin/i.test(statement.text)) begun = statement.started;
-    if (statement.text.startsWith('insert into "memories"')) inserts.push(statement.ms);
+    // The insert (with its tombstone check, one statement since the round-trip cut).
+    if (/^\s*(with inserted as \()?insert into "memories"/.test(statement.text)) inserts.push(statement.ms);
     if (/^(commit|rollback)/i.test(statement.text) && begun !== undefined) holds.push(statement.started + statement.ms - begun);
   }
   const hold = summarise(holds, 1);
