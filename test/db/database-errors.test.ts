@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DriverErrorInfo } from '../../src/db/driver-errors.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { ServiceError } from '../../src/errors.js';
-import { TEST_DATABASE_URL, engines, uniqueSchema, type Engine } from '../helpers/engines.js';
-import { sharedPGlite } from '../helpers/shared.js';
+import { TEST_DATABASE_URL, engines, type Engine } from '../helpers/engines.js';
+import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
 /**
  * The database layer reports a failure of the database (an error the server sent, or a lost connection) as
@@ -18,12 +18,10 @@ interface LoggedError {
 }
 
 async function open(engine: Engine, logged: LoggedError[], options: { schema?: string; ownPglite?: boolean } = {}): Promise<DatabaseHandle> {
-  return openDatabase({
-    url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-    dataDir: 'memory://',
-    schema: options.schema ?? uniqueSchema(),
-    embeddingDimensions: 3,
-    pglite: engine === 'pglite' && options.ownPglite !== true ? await sharedPGlite() : undefined,
+  return openTestDatabase(engine, {
+    ...(options.schema === undefined ? {} : { schema: options.schema }),
+    // Its own PGlite (undefined: openDatabase opens one), to be lost without losing the file's shared one.
+    ...(options.ownPglite === true ? { pglite: undefined } : {}),
     onDriverError: (failure, activity) => void logged.push({ failure, activity }),
   });
 }
@@ -44,10 +42,7 @@ describe.each(engines)('errors inside a subject transaction on %s', (engine) => 
   beforeAll(async () => {
     db = await open(engine, logged);
   });
-  afterAll(async () => {
-    if (engine === 'postgres') await db.withAllSubjects('dropping the test schema', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
-    await db.close();
-  });
+  afterAll(() => closeTestDatabase(db));
 
   const insert = (trx: Parameters<Parameters<DatabaseHandle['withSubject']>[2]>[0], text: string) =>
     sql`insert into memories (subject, text, embedding, embedding_model, embedding_dimensions) values ('alice', ${text}, '[1,0,0]', 'm', 3)`.execute(trx);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { findNearMemories } from '../../src/db/memories/near-memories.js';
@@ -8,9 +8,9 @@ import { subjectSize } from '../../src/db/memories/subject-stats.js';
 import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit } from '../../src/db/memories/text-ranking.js';
 import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce, walkIndexWith } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
-import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
+import { engines } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
-import { sharedPGlite } from '../helpers/shared.js';
+import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
 /**
  * Filtered vector search must return a subject's true nearest memories, however small a share of the table
@@ -68,13 +68,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
   const ids: number[] = [];
 
   beforeAll(async () => {
-    db = await openDatabase({
-      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      dataDir: 'memory://',
-      schema: uniqueSchema(),
-      embeddingDimensions: DIMS,
-      pglite: engine === 'pglite' ? await sharedPGlite() : undefined,
-    });
+    db = await openTestDatabase(engine, { embeddingDimensions: DIMS });
     for (let start = 0; start < rows.length; start += 1000) {
       const batch = rows.slice(start, start + 1000);
       const inserted = await db.withAllSubjects('inspecting rows', (trx) =>
@@ -98,10 +92,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
     await db.withAllSubjects('inspecting rows', (trx) => sql`analyze memories`.execute(trx));
     // Building the data set maintains an HNSW index row by row: minutes on PGlite on a busy 2-core machine.
   }, 600_000);
-  afterAll(async () => {
-    if (engine === 'postgres') await db.withAllSubjects('inspecting rows', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
-    await db.close();
-  });
+  afterAll(() => closeTestDatabase(db));
 
   /** The true nearest ids, computed here from the generated vectors. */
   function exact(subject: string, query: readonly number[], keep: (row: Row) => boolean): number[] {

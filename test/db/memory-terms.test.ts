@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
-import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
-import { sharedPGlite } from '../helpers/shared.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
+import { TEST_DATABASE_URL, engines } from '../helpers/engines.js';
+import { closeTestDatabase, openTestDatabase, sharedPGlite } from '../helpers/shared.js';
 
 /**
  * memory_terms (the full-text ranking's inverted index) follows memories by trigger alone, with no foreign key
@@ -12,18 +12,9 @@ import { sharedPGlite } from '../helpers/shared.js';
 describe.each(engines)('memory_terms kept in step with memories on %s', (engine) => {
   let db: DatabaseHandle;
   beforeAll(async () => {
-    db = await openDatabase({
-      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      dataDir: 'memory://',
-      schema: uniqueSchema(),
-      embeddingDimensions: 3,
-      pglite: engine === 'pglite' ? await sharedPGlite() : undefined,
-    });
+    db = await openTestDatabase(engine);
   });
-  afterAll(async () => {
-    if (engine === 'postgres') await db?.withAllSubjects('dropping the test schema', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
-    await db?.close();
-  });
+  afterAll(() => closeTestDatabase(db));
 
   const insert = (subject: string, text: string) =>
     db.withSubject(subject, 'inserting', async (trx) => {

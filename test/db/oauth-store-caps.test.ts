@@ -1,12 +1,11 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withLimits } from '../../src/auth/authorization-server/limits.js';
 import { OAuthStore } from '../../src/auth/authorization-server/oauth-store.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { countObjects } from '../../src/db/oauth/oauth-objects.js';
 import { createLogger } from '../../src/logger.js';
-import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
-import { sharedPGlite } from '../helpers/shared.js';
+import { engines } from '../helpers/engines.js';
+import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
 /**
  * The caps on sign-ins in progress and sessions hold under concurrent writers: on PostgreSQL each save is its own
@@ -15,18 +14,9 @@ import { sharedPGlite } from '../helpers/shared.js';
 describe.each(engines)('capped authorization-server objects on %s', (engine) => {
   let db: DatabaseHandle;
   beforeAll(async () => {
-    db = await openDatabase({
-      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      dataDir: 'memory://',
-      schema: uniqueSchema(),
-      embeddingDimensions: 3,
-      pglite: engine === 'pglite' ? await sharedPGlite() : undefined,
-    });
+    db = await openTestDatabase(engine);
   });
-  afterAll(async () => {
-    if (engine === 'postgres') await db?.withAllSubjects('dropping the test schema', (trx) => sql`drop schema ${sql.id(db.schema)} cascade`.execute(trx));
-    await db?.close();
-  });
+  afterAll(() => closeTestDatabase(db));
 
   it('never keeps more interactions than the cap, however many are saved at once', async () => {
     const store = new OAuthStore(db, withLimits({ maxInteractions: 5 }), createLogger('silent'));
