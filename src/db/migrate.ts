@@ -63,9 +63,9 @@ export async function oneProcessAtATime<T>(db: Kysely<Database>, schema: string,
  * vectors of whichever model wrote them): a partial expression index for the configured model's dimension.
  * Queries use the same expression, `embedding::vector(N)`, to reach it.
  */
-export async function ensureVectorIndex(db: Kysely<Database>, schema: string, dimensions: number): Promise<boolean> {
+export async function ensureVectorIndex(db: Kysely<Database>, dimensions: number): Promise<boolean> {
   // Built first: it refuses a dimension that is not a positive integer.
-  const statement = createVectorIndexStatement(dimensions, schema);
+  const statement = createVectorIndexStatement(dimensions);
   if (!isIndexable(dimensions)) return false;
   await sql.raw(statement).execute(db);
   return true;

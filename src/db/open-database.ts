@@ -170,7 +170,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         const { error } = await migrateToLatest(db, schema);
         if (error !== undefined) throw error;
       }
-      await ensureVectorIndex(db, schema, options.embeddingDimensions);
+      await ensureVectorIndex(db, options.embeddingDimensions);
       return prepareRlsRole(db, schema);
     });
   } catch (error) {

@@ -42,14 +42,9 @@ export function vectorIndexName(dimensions: number): string {
   return `memories_embedding_hnsw_${dimensions}`;
 }
 
-/**
- * The per-dimension HNSW index: cosine distance, only over rows of that dimension. On `schema`'s table when
- * given (start-up names its own schema rather than trusting the connection's search path), else the one the
- * search path finds.
- */
-export function createVectorIndexStatement(dimensions: number, schema?: string): string {
-  const table = schema === undefined ? 'memories' : `"${schema.replace(/"/g, '""')}".memories`;
-  return `create index if not exists ${vectorIndexName(dimensions)} on ${table}
+/** The per-dimension HNSW index: cosine distance, only over rows of that dimension. */
+export function createVectorIndexStatement(dimensions: number): string {
+  return `create index if not exists ${vectorIndexName(dimensions)} on memories
       using hnsw ((${fixedDimensionEmbedding(dimensions)}) vector_cosine_ops)
       where embedding_dimensions = ${dimensions}`;
 }
