@@ -114,18 +114,26 @@ async function contention(service: MemoryService, withA: boolean): Promise<void>
   console.log(`  B whole call p50 ${ms(whole.p50)}, p99 ${ms(whole.p99)}, max ${ms(Math.max(...calls.map((call) => call.ms)))}`);
   console.log(`  B waited for the connection: p50 ${ms(wait.p50)}, p99 ${ms(wait.p99)}, max ${ms(Math.max(...waits))}; ${waits.filter((w) => w > 5).length} of ${waits.length} recalls over 5 ms`);
   if (!withA) return;
-  const holds: number[] = [];
+  // A's transactions: the one that inserts the memory (with its first memory_terms rows), then its steps, each
+  // writing the next rows (migration 0012).
+  const holds = { insert: [] as number[], step: [] as number[] };
   const inserts: number[] = [];
   let begun: number | undefined;
+  let kind: keyof typeof holds = 'insert';
   for (const statement of statements.filter((s) => s.subject === 'A')) {
     if (/^begin/i.test(statement.text)) begun = statement.started;
     // The insert (with its tombstone check, one statement since the round-trip cut).
-    if (/^\s*(with inserted as \()?insert into "memories"/.test(statement.text)) inserts.push(statement.ms);
-    if (/^(commit|rollback)/i.test(statement.text) && begun !== undefined) holds.push(statement.started + statement.ms - begun);
+    if (/^with stepped as|insert into "memories"/.test(statement.text)) {
+      kind = 'insert';
+      inserts.push(statement.ms);
+    }
+    if (/memory_terms_continue/.test(statement.text)) kind = 'step';
+    if (/^(commit|rollback)/i.test(statement.text) && begun !== undefined) holds[kind].push(statement.started + statement.ms - begun);
   }
-  const hold = summarise(holds, 1);
+  const hold = summarise(holds.insert, 1);
+  const step = summarise(holds.step, 1);
   const insert = summarise(inserts, 1);
-  console.log(`  A: ${holds.length} stored; its transaction held the connection p50 ${ms(hold.p50)}, p99 ${ms(hold.p99)}; its insert p50 ${ms(insert.p50)}, p99 ${ms(insert.p99)}`);
+  console.log(`  A: ${holds.insert.length} stored; the inserting transaction held the connection p50 ${ms(hold.p50)}, p99 ${ms(hold.p99)}, its insert p50 ${ms(insert.p50)}, p99 ${ms(insert.p99)}; ${holds.step.length} steps held it p50 ${ms(step.p50)}, p99 ${ms(step.p99)}`);
 }
 
 console.log(`PGlite profile: subject B ${SHORT_MEMORIES} short memories, subject A 20 texts of ${LONG_TEXT_CHARS} characters, node ${process.version}`);

@@ -48,6 +48,16 @@ create table memory_terms (
   row level security enabled, forced;
   policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
+create table memory_terms_pending (
+  subject text not null,
+  memory_id bigint not null,
+  written integer not null
+);
+  constraint memory_terms_pending_pkey PRIMARY KEY (subject, memory_id);
+  CREATE UNIQUE INDEX memory_terms_pending_pkey ON memory_terms_pending USING btree (subject, memory_id);
+  row level security enabled, forced;
+  policy memory_terms_pending_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+
 create table oauth_objects (
   generation text not null,
   kind text not null,

@@ -82,7 +82,11 @@ export async function composeService(config: Config, options: ComposeOptions = {
     embedder,
     nearDuplicateThreshold: config.memory.nearDuplicateThreshold,
     ...(options.exactScanLimit === undefined ? {} : { exactScanLimit: options.exactScanLimit }),
+    // The database error itself is logged where it happens (open-storage); this says what becomes of the work.
+    onTermsError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'writing a stored memory’s words failed; trying again in a few seconds'),
   });
+  // A crash between a remember's steps left some memory findable by its vector but not yet by all its words.
+  await memory.completePendingTerms();
   const signIn = webSignIn(config, { stateFile, verifier, db });
   const app = await buildApp(config, {
     tools: [
@@ -111,6 +115,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     metricsApp,
     async close() {
       await Promise.all([app.close(), metricsApp?.close()]);
+      memory.close();
       stateFile?.close();
       await storage.close();
     },

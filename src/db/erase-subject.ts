@@ -1,6 +1,6 @@
 import type { DbTransaction } from './schema.js';
 
-/** How many rows of each kind went (memory_terms go with their memories). */
+/** How many rows of each kind went (memory_terms rows go with their memories). */
 export interface ErasedRows {
   readonly memories: number;
   readonly tombstones: number;
@@ -8,9 +8,9 @@ export interface ErasedRows {
 }
 
 /**
- * Deletes everything the database holds of one subject: memories (their memory_terms by cascade), tombstones,
- * the subject_stats row and web sessions. Every table with a subject column is listed here; run it in the
- * subject's own transaction, so it is all or nothing.
+ * Deletes everything the database holds of one subject: memories (their memory_terms and memory_terms_pending
+ * rows by trigger), tombstones, the subject_stats row and web sessions. Every table with a subject column is
+ * listed here; run it in the subject's own transaction, so it is all or nothing.
  */
 export async function eraseSubject(trx: DbTransaction, subject: string): Promise<ErasedRows> {
   // First, so the per-row counting trigger of the memories' delete finds no row to update.
@@ -18,6 +18,7 @@ export async function eraseSubject(trx: DbTransaction, subject: string): Promise
   const memories = await trx.deleteFrom('memories').where('subject', '=', subject).executeTakeFirst();
   // None should be left (they go with their memory); deleted by subject all the same, since this is the promise.
   await trx.deleteFrom('memory_terms').where('subject', '=', subject).execute();
+  await trx.deleteFrom('memory_terms_pending').where('subject', '=', subject).execute();
   const tombstones = await trx.deleteFrom('tombstones').where('subject', '=', subject).executeTakeFirst();
   const webSessions = await trx.deleteFrom('web_sessions').where('subject', '=', subject).executeTakeFirst();
   return {

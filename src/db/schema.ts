@@ -54,6 +54,13 @@ export interface MemoryTermsTable {
   rank: ColumnType<number, never, never>;
 }
 
+/** Memories whose memory_terms rows are being written in steps (migration 0012), and how many are written. */
+export interface MemoryTermsPendingTable {
+  memory_id: ColumnType<string | number, never, never>;
+  subject: ColumnType<string, never, never>;
+  written: ColumnType<number, never, never>;
+}
+
 /** Kept by triggers on memories; read by recall. */
 export interface SubjectStatsTable {
   subject: ColumnType<string, never, never>;
@@ -95,6 +102,7 @@ export interface Database {
   memories: MemoriesTable;
   tombstones: TombstonesTable;
   memory_terms: MemoryTermsTable;
+  memory_terms_pending: MemoryTermsPendingTable;
   subject_stats: SubjectStatsTable;
   oauth_objects: OAuthObjectsTable;
   web_sessions: WebSessionsTable;

@@ -1,6 +1,7 @@
 import { eraseSubject } from '../db/erase-subject.js';
 import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
+import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
 import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memories.js';
 import { subjectMemoryCount } from '../db/memories/subject-stats.js';
@@ -8,6 +9,7 @@ import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from
 import { exportMemoryPage } from '../db/memories/transfer.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
+import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, notFound } from '../errors.js';
@@ -46,6 +48,8 @@ export interface MemoryServiceOptions {
   readonly nearDuplicateThreshold: number;
   /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking and findNearMemories). */
   readonly exactScanLimit?: number;
+  /** Told when writing a stored memory's words failed; they are written by a retry (see completePendingTerms). */
+  readonly onTermsError?: (error: unknown) => void;
 }
 
 /** Most near-duplicates and tombstones reported by remember. */
@@ -63,6 +67,15 @@ const LISTED_OVERLAP = 0.3;
 const WHOLE_TEXT = 1_000_000;
 /** Rows an export reads per transaction. */
 const EXPORT_BATCH = 500;
+/**
+ * memory_terms rows a remember writes per transaction (~2–3 ms on PGlite, whose one connection another subject’s
+ * recall may be waiting for). A 16,000-character text has ~1,000; most memories have fewer than this, in one step.
+ */
+const TERMS_PER_STEP = 100;
+/** Pending memories read per transaction when finishing them. */
+const PENDING_BATCH = 100;
+/** Wait before finishing pending memories again after a failure (the database was down). */
+const TERMS_RETRY_MS = 5_000;
 
 /**
  * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
@@ -72,6 +85,8 @@ const EXPORT_BATCH = 500;
  */
 export class MemoryService {
   readonly #options: MemoryServiceOptions;
+  #termsRetry: NodeJS.Timeout | undefined;
+  #closed = false;
 
   constructor(options: MemoryServiceOptions) {
     this.#options = options;
@@ -83,7 +98,7 @@ export class MemoryService {
     const vector = await this.#embed(subject, memory.text);
     const threshold = this.#options.nearDuplicateThreshold;
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
-    return this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
+    const { result, termsPending } = await this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
       // The near-duplicate check takes the subject's write lock in its first statement.
       if (policy === 'insert') await lockSubjectForWrite(trx, subject);
       const candidates =
@@ -99,11 +114,60 @@ export class MemoryService {
       const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
       const best = judged[0];
       if (policy === 'skip_if_near' && best?.comparison.same === true) {
-        return { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
+        const found: RememberResult = { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
+        return { result: found, termsPending: false };
       }
-      const { memoryId, tombstones } = await insertMemoryNearTombstones(trx, subject, memory, vector, threshold, NEAR_LIMIT);
-      return { memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: tombstones };
+      const inserted = await insertMemoryNearTombstones(trx, subject, memory, vector, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
+      const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: inserted.tombstones };
+      return { result: stored, termsPending: inserted.termsPending };
     });
+    if (termsPending) {
+      // Committed: whatever happens now, the memory is stored and the answer says so. Its remaining words are
+      // written before answering, so a recall after the answer finds it by any of them.
+      await this.#finishTerms(subject, result.memoryId).catch((error: unknown) => this.#termsFailed(error));
+    }
+    return result;
+  }
+
+  /**
+   * Finishes the memory_terms rows of every memory left with some unwritten (a crash or a database failure
+   * between a remember's steps): the service calls it as it starts. Never throws: a failure is reported to
+   * onTermsError and the work is tried again a few seconds later, until it succeeds or close() is called.
+   */
+  async completePendingTerms(): Promise<void> {
+    const { db } = this.#options;
+    try {
+      for (;;) {
+        const pending = await db.withAllSubjects('finding memories with unwritten words', (trx) => pendingTermMemories(trx, PENDING_BATCH));
+        for (const { subject, memoryId } of pending) await this.#finishTerms(subject, memoryId);
+        if (pending.length < PENDING_BATCH) return;
+      }
+    } catch (error) {
+      this.#termsFailed(error);
+    }
+  }
+
+  /** Stops the retries of completePendingTerms. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#termsRetry);
+  }
+
+  /** Writes the memory's remaining memory_terms rows, a step per transaction. */
+  async #finishTerms(subject: string, memoryId: number): Promise<void> {
+    const step = (trx: DbTransaction) => continueMemoryTerms(trx, subject, memoryId, TERMS_PER_STEP);
+    while (!(await this.#options.db.withSubject(subject, 'writing the memory’s words', step))) {
+      // Between steps, other transactions (on PGlite: every other request) take their turn.
+    }
+  }
+
+  #termsFailed(error: unknown): void {
+    this.#options.onTermsError?.(error);
+    if (this.#closed || this.#termsRetry !== undefined) return;
+    this.#termsRetry = setTimeout(() => {
+      this.#termsRetry = undefined;
+      void this.completePendingTerms();
+    }, TERMS_RETRY_MS).unref();
   }
 
   /** The subject's memories that best match `request.query`, best first, within `request.maxChars` characters. */

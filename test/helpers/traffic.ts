@@ -25,7 +25,7 @@ export interface TrafficOptions {
   readonly mcpUrl: string;
   /** One bearer token per client. */
   readonly tokens: readonly string[];
-  /** Characters per remembered text (default: a short sentence). */
+  /** Characters per remembered text, filled with distinct words (default: a short sentence). */
   readonly textChars?: number;
   /** Recall after every remember (default true). */
   readonly recall?: boolean;
@@ -69,7 +69,9 @@ export function startTraffic(options: TrafficOptions): Traffic {
   const client = async (token: string, index: number): Promise<void> => {
     for (let n = 0; !stopping; n++) {
       const base = `${options.label ?? 'fact'} ${index}-${n}: the user keeps note number ${n} of client ${index} in drawer ${(n * 7 + index) % 97}`;
-      const text = options.textChars === undefined ? base : `${base} ${'and more detail '.repeat(Math.ceil(options.textChars / 16))}`.slice(0, options.textChars);
+      // Distinct words, so a long text has as many lexemes as a real one (its memory_terms are written in steps).
+      const filler = () => Array.from({ length: Math.ceil(options.textChars! / 8) }, (_, k) => `word${k}`).join(' ');
+      const text = options.textChars === undefined ? base : `${base} ${filler()}`.slice(0, options.textChars);
       await call(token, 'remember', { text, dedup_policy: 'insert' }, text);
       if (options.recall !== false && !stopping) await call(token, 'recall', { query: `drawer ${n % 97}` }, '');
       if (options.pauseMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));

@@ -21,26 +21,32 @@ export async function insertMemory(
 /**
  * insertMemory, and in the same statement the subject's tombstones at or above `minSimilarity` to the memory's
  * vector, nearest first (at most `limit`): remember reports them as the fact's earlier corrections.
+ *
+ * Only the memory's first `termsAtOnce` memory_terms rows are written (migration 0012): `termsPending` says
+ * whether more are left for continueMemoryTerms, each step a transaction of its own, so that a long text does
+ * not hold PGlite's one connection for the whole of its ~1,000 rows.
  */
 export async function insertMemoryNearTombstones(
   trx: DbTransaction,
   subject: string,
   memory: NewMemory,
   vector: StoredVector,
-  minSimilarity: number,
-  limit: number,
-): Promise<{ memoryId: number; tombstones: TombstoneMatch[] }> {
-  // One row per tombstone found (nearest first), or one whose tombstone columns are null.
-  const { rows } = await sql<{ inserted: string | number } & Nullable<TombstoneRow>>`
-    with inserted as (${insertQuery(trx, subject, memory, vector)})
-    select inserted.id as inserted, near.*
+  options: { minSimilarity: number; limit: number; termsAtOnce: number },
+): Promise<{ memoryId: number; tombstones: TombstoneMatch[]; termsPending: boolean }> {
+  // One row per tombstone found (nearest first), or one whose tombstone columns are null. The setting is made in
+  // a CTE the main query reads, so it is in force when the insert's AFTER trigger runs, at the statement's end.
+  const { rows } = await sql<{ inserted: string | number; lexemes: number } & Nullable<TombstoneRow>>`
+    with stepped as materialized (select set_config('memory_service.terms_at_once', ${String(options.termsAtOnce)}, true)),
+         inserted as (${insertQuery(trx, subject, memory, vector)})
+    select inserted.id as inserted, inserted.lexemes, near.*
       from inserted
-      left join lateral (${nearTombstonesQuery(trx, subject, vector, minSimilarity, limit)}) as near on true
+      cross join stepped
+      left join lateral (${nearTombstonesQuery(trx, subject, vector, options.minSimilarity, options.limit)}) as near on true
      order by near.similarity desc`.execute(trx);
   const first = rows[0];
   if (first === undefined) throw new Error('the insert returned no row');
-  const found = rows.filter((row): row is { inserted: string | number } & TombstoneRow => row.memory_id !== null);
-  return { memoryId: Number(first.inserted), tombstones: found.map(toTombstoneMatch) };
+  const found = rows.filter((row): row is { inserted: string | number; lexemes: number } & TombstoneRow => row.memory_id !== null);
+  return { memoryId: Number(first.inserted), tombstones: found.map(toTombstoneMatch), termsPending: Number(first.lexemes) > options.termsAtOnce };
 }
 
 function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vector: StoredVector, timestamps?: ImportedTimestamps) {
@@ -61,7 +67,8 @@ function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vec
       embedding_dimensions: vector.dimensions,
       ...(timestamps === undefined ? {} : { created_at: timestamps.createdAt, updated_at: timestamps.updatedAt }),
     })
-    .returning('id');
+    // length(tsvector) is its number of lexemes: how many memory_terms rows the memory has.
+    .returning(['id', sql<number>`length(search_vector)`.as('lexemes')]);
 }
 
 /** Deletes one of the subject's memories; undefined when it has no memory with that id. */
