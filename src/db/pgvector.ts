@@ -49,17 +49,16 @@ export function createVectorIndexStatement(dimensions: number): string {
       where embedding_dimensions = ${dimensions}`;
 }
 
-/** Cosine distance from the `embedding` column to `vector` (0 = same direction). */
+/**
+ * Cosine distance from the `embedding` column to `vector` (0 = same direction). Each use is a parameter that the
+ * database parses from text: ~2 ms for 512 dimensions in PGlite's WASM (~20 µs natively). So a statement uses
+ * it once and names the result (`as distance`), however often it needs the distance.
+ */
 export function cosineDistance(vector: StoredVector): RawBuilder<number> {
   return sql<number>`embedding <=> ${vector.literal}::vector`;
 }
 
-/** Cosine similarity of the `embedding` column to `vector` (1 = same direction). */
-export function cosineSimilarity(vector: StoredVector): RawBuilder<number> {
-  return sql<number>`1 - (${cosineDistance(vector)})`;
-}
-
-/** The same distance through the indexed expression, so the planner can walk the HNSW index. */
+/** The same distance through the indexed expression, so the planner can walk the HNSW index (once a statement, too). */
 export function indexedCosineDistance(vector: StoredVector): RawBuilder<number> {
   const fixed = sql.raw(fixedDimensionEmbedding(vector.dimensions));
   return sql<number>`${fixed} <=> ${vector.literal}::vector(${sql.raw(String(vector.dimensions))})`;

@@ -14,7 +14,7 @@ export async function insertMemory(
   vector: StoredVector,
   timestamps?: ImportedTimestamps,
 ): Promise<number> {
-  const row = await insertQuery(trx, subject, memory, vector, timestamps).executeTakeFirstOrThrow();
+  const row = await insertQuery(trx, subject, memory, vector, timestamps).returning('id').executeTakeFirstOrThrow();
   return Number(row.id);
 }
 
@@ -35,13 +35,15 @@ export async function insertMemoryNearTombstones(
 ): Promise<{ memoryId: number; tombstones: TombstoneMatch[]; termsPending: boolean }> {
   // One row per tombstone found (nearest first), or one whose tombstone columns are null. The setting is made in
   // a CTE the main query reads, so it is in force when the insert's AFTER trigger runs, at the statement's end.
+  // The tombstones are compared with the inserted row's vector (parsed once; see cosineDistance), and
+  // length(search_vector) is the number of its lexemes: of memory_terms rows it has.
   const { rows } = await sql<{ inserted: string | number; lexemes: number } & Nullable<TombstoneRow>>`
     with stepped as materialized (select set_config('memory_service.terms_at_once', ${String(options.termsAtOnce)}, true)),
-         inserted as (${insertQuery(trx, subject, memory, vector)})
+         inserted as (${insertQuery(trx, subject, memory, vector).returning(['id', 'embedding', sql<number>`length(search_vector)`.as('lexemes')])})
     select inserted.id as inserted, inserted.lexemes, near.*
       from inserted
       cross join stepped
-      left join lateral (${nearTombstonesQuery(trx, subject, vector, options.minSimilarity, options.limit)}) as near on true
+      left join lateral (${nearTombstonesQuery(subject, vector.model, sql`inserted.embedding`, options.minSimilarity, options.limit)}) as near on true
      order by near.similarity desc`.execute(trx);
   const first = rows[0];
   if (first === undefined) throw new Error('the insert returned no row');
@@ -66,9 +68,7 @@ function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vec
       embedding_model: vector.model,
       embedding_dimensions: vector.dimensions,
       ...(timestamps === undefined ? {} : { created_at: timestamps.createdAt, updated_at: timestamps.updatedAt }),
-    })
-    // length(tsvector) is its number of lexemes: how many memory_terms rows the memory has.
-    .returning(['id', sql<number>`length(search_vector)`.as('lexemes')]);
+    });
 }
 
 /** Deletes one of the subject's memories; undefined when it has no memory with that id. */

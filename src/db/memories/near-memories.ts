@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector.js';
+import { cosineDistance, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import { NO_FILTERS, notExpired } from './filters.js';
 import type { NearMemory } from './records.js';
@@ -82,17 +82,19 @@ async function nearRows(
   limit: number,
   among: { readonly ids?: readonly number[]; readonly walk?: RawBuilder<{ id: string | number }>; readonly text?: string | undefined } | undefined,
 ): Promise<NearRow[]> {
-  const similarity = cosineSimilarity(vector);
-  const conditions = [sql`subject = ${subject}`, sql`embedding_model = ${vector.model}`, notExpired, sql`${similarity} >= ${minSimilarity}`];
+  const conditions = [sql`subject = ${subject}`, sql`embedding_model = ${vector.model}`, notExpired];
   // An array, not a semi-join: `id in (subquery) or …` could not use an index; `= any(array)` uses the key's.
   const ids = among?.walk !== undefined ? sql`id = any(array(select id from walked))` : among?.ids !== undefined ? sql`id in (${sql.join(among.ids)})` : undefined;
   const sameText = among?.text === undefined ? undefined : sql`(md5(text) = md5(${among.text}) and text = ${among.text})`;
   if (ids !== undefined) conditions.push(sameText === undefined ? ids : sql`(${ids} or ${sameText})`);
+  // The distance is named once (one vector parameter; see cosineDistance); the planner flattens the subquery.
   const near = sql`
-    select id, text, tags, created_at, last_confirmed_at, ${similarity} as similarity
-      from memories
-     where ${sql.join(conditions, sql` and `)}
-     order by ${among?.text === undefined ? sql`` : sql`text = ${among.text} desc,`} ${cosineDistance(vector)}, id desc
+    select id, text, tags, created_at, last_confirmed_at, 1 - distance as similarity
+      from (select id, text, tags, created_at, last_confirmed_at, ${cosineDistance(vector)} as distance
+              from memories
+             where ${sql.join(conditions, sql` and `)}) as scored
+     where 1 - distance >= ${minSimilarity}
+     order by ${among?.text === undefined ? sql`` : sql`text = ${among.text} desc,`} distance, id desc
      limit ${limit}`;
   if (among?.walk === undefined) return (await sql<NearRow>`${near}`.execute(trx)).rows;
   const { rows } = await sql<NearRow>`

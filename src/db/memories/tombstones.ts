@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { cosineDistance, cosineSimilarity, type StoredVector } from '../pgvector.js';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbTransaction } from '../schema.js';
 import { microsecondsUtc } from './list-page.js';
 import type { RemovedMemory, TombstoneMatch, TombstonePosition, TombstoneReason, TombstoneRecord } from './records.js';
@@ -36,17 +35,20 @@ export async function insertTombstone(
     .execute();
 }
 
-/** The subject's tombstones (corrected or forgotten memories) near the given vector, nearest first (a query to run inside another statement). */
-export function nearTombstonesQuery(trx: DbTransaction, subject: string, vector: StoredVector, minSimilarity: number, limit: number) {
-  const similarity = cosineSimilarity(vector);
-  return trx
-    .selectFrom('tombstones')
-    .select(['memory_id', 'text', 'reason', 'replaced_by', 'note', 'tombstoned_at', similarity.as('similarity')])
-    .where('subject', '=', subject)
-    .where('embedding_model', '=', vector.model)
-    .where(similarity, '>=', minSimilarity)
-    .orderBy(cosineDistance(vector))
-    .limit(limit);
+/**
+ * The subject's tombstones (corrected or forgotten memories) of `model` near `vector`, nearest first: a query
+ * to run inside another statement, `vector` an expression of it (the row it has just inserted, whose vector
+ * the database has parsed already).
+ */
+export function nearTombstonesQuery(subject: string, model: string, vector: RawBuilder<unknown>, minSimilarity: number, limit: number): RawBuilder<TombstoneMatchRow> {
+  return sql<TombstoneMatchRow>`
+    select memory_id, text, reason, replaced_by, note, tombstoned_at, 1 - distance as similarity
+      from (select memory_id, text, reason, replaced_by, note, tombstoned_at, tombstones.embedding <=> ${vector} as distance
+              from tombstones
+             where subject = ${subject} and embedding_model = ${model}) as scored
+     where 1 - distance >= ${minSimilarity}
+     order by distance
+     limit ${limit}`;
 }
 
 /** A row of nearTombstonesQuery. */

@@ -222,7 +222,7 @@ export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, dept
       select id, ${indexedCosineDistance(vector)} as distance
         from memories
        where ${where}
-       order by ${indexedCosineDistance(vector)}
+       order by distance
        limit ${depth})
     select id, distance from nearest ${restore === undefined ? sql`` : sql`where ${restored(restore)}`} order by distance, id desc`;
 }
