@@ -1,5 +1,6 @@
 import type { Results } from '@electric-sql/pglite';
 import type { PGliteQueryable } from './pglite-dialect.js';
+import { PGLITE_QUERY_OPTIONS } from './pglite-open.js';
 
 /** Thrown for every statement while the engine is lost and cannot be reopened; driver-errors.ts classifies it. */
 export class EngineUnavailableError extends Error {
@@ -65,7 +66,8 @@ export class PGliteEngine<Instance extends EngineInstance> implements PGliteQuer
     }
     const instance = this.#instance ?? (await this.#reopen());
     try {
-      const result = await instance.query<T>(text, params);
+      // A thread's own engine passes them to the PGlite inside it.
+      const result = await instance.query<T>(text, params, PGLITE_QUERY_OPTIONS);
       if (boundary === 'begin') this.#inTransaction = true;
       else if (boundary === 'end') this.#inTransaction = false;
       return result;

@@ -8,8 +8,9 @@ import { sql, type RawBuilder } from 'kysely';
 /** pgvector's HNSW indexes vectors of at most 2000 dimensions; larger models are searched exactly. */
 export const MAX_INDEXED_DIMENSIONS = 2000;
 
-/** A vector as it is stored: pgvector's text form, with the model and dimension that go with it. */
+/** A vector as it is stored: its numbers and pgvector's text form, with the model and dimension that go with it. */
 export interface StoredVector {
+  readonly values: readonly number[];
   readonly literal: string;
   readonly model: string;
   readonly dimensions: number;
@@ -21,7 +22,7 @@ export function toVectorLiteral(vector: readonly number[]): string {
 }
 
 export function storedVector(vector: readonly number[], model: string): StoredVector {
-  return { literal: toVectorLiteral(vector), model, dimensions: vector.length };
+  return { values: vector, literal: toVectorLiteral(vector), model, dimensions: vector.length };
 }
 
 export function isIndexable(dimensions: number): boolean {
@@ -50,16 +51,21 @@ export function createVectorIndexStatement(dimensions: number): string {
 }
 
 /**
- * Cosine distance from the `embedding` column to `vector` (0 = same direction). Each use is a parameter that the
- * database parses from text: ~2 ms for 512 dimensions in PGlite's WASM (~20 µs natively). So a statement uses
- * it once and names the result (`as distance`), however often it needs the distance.
+ * `vector` as a statement's parameter: a real[] the database casts to a vector. PGlite receives it in binary
+ * (pglite-open.ts): parsing 512 numbers from text takes its WASM ~2 ms. Each use is a parameter of its own, so a
+ * statement uses it once and names what it computes from it (`as distance`), however often it needs that.
  */
+export function vectorParameter(vector: StoredVector, dimensions?: number): RawBuilder<string> {
+  return dimensions === undefined ? sql<string>`${vector.values}::real[]::vector` : sql<string>`${vector.values}::real[]::vector(${sql.raw(String(dimensions))})`;
+}
+
+/** Cosine distance from the `embedding` column to `vector` (0 = same direction). */
 export function cosineDistance(vector: StoredVector): RawBuilder<number> {
-  return sql<number>`embedding <=> ${vector.literal}::vector`;
+  return sql<number>`embedding <=> ${vectorParameter(vector)}`;
 }
 
 /** The same distance through the indexed expression, so the planner can walk the HNSW index (once a statement, too). */
 export function indexedCosineDistance(vector: StoredVector): RawBuilder<number> {
   const fixed = sql.raw(fixedDimensionEmbedding(vector.dimensions));
-  return sql<number>`${fixed} <=> ${vector.literal}::vector(${sql.raw(String(vector.dimensions))})`;
+  return sql<number>`${fixed} <=> ${vectorParameter(vector, vector.dimensions)}`;
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { StoredVector } from '../pgvector.js';
+import { vectorParameter, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import type { ImportedTimestamps, NewMemory, RemovedMemory, TombstoneMatch } from './records.js';
 import { nearTombstonesQuery, toTombstoneMatch, type TombstoneMatchRow as TombstoneRow } from './tombstones.js';
@@ -64,7 +64,7 @@ function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vec
       session_id: memory.sessionId ?? null,
       expires_at: memory.expiresAt ?? null,
       ...(memory.lastConfirmedAt === undefined ? {} : { last_confirmed_at: memory.lastConfirmedAt }),
-      embedding: vector.literal,
+      embedding: vectorParameter(vector),
       embedding_model: vector.model,
       embedding_dimensions: vector.dimensions,
       ...(timestamps === undefined ? {} : { created_at: timestamps.createdAt, updated_at: timestamps.updatedAt }),

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { StoredVector } from '../pgvector.js';
+import { vectorParameter, type StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 
 /** The SQL of `memory-service reembed`: rows whose vector came from another model, table by table. */
@@ -36,7 +36,7 @@ export async function staleEmbeddingBatch(
 export async function updateEmbedding(trx: DbTransaction, table: EmbeddedTable, id: number, vector: StoredVector): Promise<void> {
   await sql`
     update ${sql.table(table)}
-       set embedding = ${vector.literal}::vector,
+       set embedding = ${vectorParameter(vector)},
            embedding_model = ${vector.model},
            embedding_dimensions = ${vector.dimensions}
      where id = ${id}`.execute(trx);
