@@ -79,7 +79,8 @@ const TERMS_RETRY_MS = 5_000;
 
 /**
  * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
- * budget), list, forget, correct and confirm, each in one subject-scoped transaction. Returns domain values;
+ * budget), list, forget, correct and confirm, each in one subject-scoped transaction (a long text's remember then
+ * writes the rest of its words in short transactions of their own: see TERMS_PER_STEP). Returns domain values;
  * throws ServiceErrors (SECRET_REJECTED, NOT_FOUND, EMBEDDING_ERROR from the provider, DATABASE_ERROR from the
  * database layer).
  */
