@@ -1,4 +1,4 @@
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, ordinalOf } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, ordinalOf, roleOf } from './english.js';
 
 /**
  * The words the full-text ranking searches for, from the question recall is asked. PostgreSQL's English stop
@@ -40,3 +40,53 @@ export function contentWords(query: string): string {
 
 /** Verbs that mostly serve as auxiliaries in questions: their other forms are no evidence. */
 const AUXILIARIES = new Set(['do', 'does', 'did', 'done', 'have', 'has', 'had']);
+
+/** Words that may stand between a role word and the name it introduces ("son Theo", "partner is Sam", "mother, Brigid"). */
+const BEFORE_NAME = new Set(['is', 'was', 'called', 'named', ',', '(', ':', '-', '–']);
+
+/**
+ * The names that `texts` write right after a kinship or role word the question asks about, and the question does
+ * not name itself: asked "Who teaches the user's son?", a first result "The user's son Theo is 9" gives "Theo",
+ * through which the facts about the son are found ("Theo's teacher is Mr Bell") although they never say "son".
+ * Empty when the question has no role word.
+ */
+export function bridgeNames(question: string, texts: readonly string[]): string[] {
+  const asked = askedWords(question);
+  const roles = askedRoles(asked);
+  if (roles.size === 0) return [];
+  const names = new Set<string>();
+  for (const text of texts) {
+    const words = bridgeTokens(text);
+    words.forEach((word, index) => {
+      const role = roleOf(word.replace(/'s$/, ''));
+      if (role === undefined || !roles.has(role) || word.endsWith("'s")) return;
+      let next = index + 1;
+      while (next < words.length && next <= index + 2 && BEFORE_NAME.has(words[next]!.toLowerCase())) next++;
+      // Up to two capitalised words ("Mr Bell"); a possessive ends the name ("son Theo's school").
+      for (let taken = 0; taken < 2 && next < words.length; taken++, next++) {
+        const name = words[next]!.replace(/'s$/, '');
+        if (!/^\p{Lu}/u.test(name) || name === 'I' || STOP_WORDS.has(name.toLowerCase()) || asked.has(name.toLowerCase())) break;
+        names.add(name);
+        if (words[next]!.endsWith("'s")) break;
+      }
+    });
+  }
+  return [...names];
+}
+
+/** Whether the question names a kinship or role word (bridgeNames has something to look for). */
+export function asksAboutRole(question: string): boolean {
+  return askedRoles(askedWords(question)).size > 0;
+}
+
+function bridgeTokens(text: string): string[] {
+  return text.replace(/[’]/g, "'").match(/[\p{L}\p{N}][\p{L}\p{N}'-]*|[,(:–-]/gu) ?? [];
+}
+
+function askedWords(question: string): Set<string> {
+  return new Set(bridgeTokens(question).map((token) => token.toLowerCase().replace(/'s$/, '')));
+}
+
+function askedRoles(asked: ReadonlySet<string>): Set<string> {
+  return new Set([...asked].flatMap((token) => roleOf(token) ?? []));
+}

@@ -1,10 +1,11 @@
+import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
 import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
-import { contentWords } from './query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
@@ -20,6 +21,11 @@ const RRF_K = 35;
 const VECTOR_WEIGHT = 1;
 const TEXT_WEIGHT = 1.75;
 const FULL_COVERAGE = 0.4;
+/** How many of the first fused results may name the person a role question asks about, and how much of each is read. */
+const BRIDGE_SOURCES = 3;
+const BRIDGE_SOURCE_CHARS = 2000;
+/** The bridged ranking's say: as much as the vectors'. */
+const BRIDGE_WEIGHT = 1;
 /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
@@ -74,7 +80,36 @@ export async function rankMemories(
   }
   if (options.strategy !== 'vector') {
     hits ??= await textRanking(trx, subject, query.filters, words, RANKING_DEPTH, size.memories);
-    rankings.push({ ids: hits.map((hit) => hit.id), weight: TEXT_WEIGHT, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) });
+    rankings.push(textHitsRanking(hits, TEXT_WEIGHT));
   }
-  return { ranked: fuseRankings(rankings, RRF_K), plan };
+  const ranked = fuseRankings(rankings, RRF_K);
+  const bridge = options.strategy === 'hybrid' ? await bridgeRanking(trx, subject, query, words, ranked, size.memories) : undefined;
+  return { ranked: bridge === undefined ? ranked : fuseRankings([...rankings, bridge], RRF_K), plan };
+}
+
+/** A full-text ranking for fusion: each hit's confidence is the share of the query's idf mass it covers (FULL_COVERAGE and up: 1). */
+function textHitsRanking(hits: readonly TextHit[], weight: number): RetrieverRanking {
+  return { ids: hits.map((hit) => hit.id), weight, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) };
+}
+
+/**
+ * A question about someone by their role ("Who teaches the user's son?") reaches the facts that call that person
+ * by name ("Theo's teacher is Mr Bell") through the first results that say who it is ("The user's son Theo is
+ * 9"): the names written next to the role word in the best BRIDGE_SOURCES results are searched with the
+ * question's words, as a third ranking. Undefined when the question names no role or no name turns up.
+ */
+async function bridgeRanking(
+  trx: DbTransaction,
+  subject: string,
+  query: RankingQuery,
+  words: string,
+  ranked: readonly FusedItem[],
+  subjectMemories: number,
+): Promise<RetrieverRanking | undefined> {
+  if (!asksAboutRole(query.text) || ranked.length === 0) return undefined;
+  const sources = await fetchMemories(trx, subject, ranked.slice(0, BRIDGE_SOURCES).map((item) => item.id), BRIDGE_SOURCE_CHARS);
+  const names = bridgeNames(query.text, sources.map((source) => source.text));
+  if (names.length === 0) return undefined;
+  const hits = await textRanking(trx, subject, query.filters, `${words} ${names.join(' ')}`, RANKING_DEPTH, subjectMemories);
+  return textHitsRanking(hits, BRIDGE_WEIGHT);
 }

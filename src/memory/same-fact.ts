@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer';
 import { isEntry, meaningsOf } from './wordnet.js';
-import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS } from './english.js';
+import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -152,7 +152,7 @@ function evidenceOf(text: string): Evidence {
         codes.add(lower);
         return;
       }
-      const role = ROLES.get(lower) ?? ROLES.get(lower.replace(/s$/, ''));
+      const role = roleOf(lower);
       if (role !== undefined) {
         roles.add(role);
         return;
@@ -305,38 +305,6 @@ function numberValue(word: string): string | undefined {
     return String(parts.reduce((sum, part) => sum + NUMBER_WORDS.get(part)!, 0));
   }
   return undefined;
-}
-
-/** Kinship and role words, each variant to one canonical word (a different one is a different person). */
-const ROLES = new Map<string, string>(
-  (
-    'mother:mother,mom,mum,mam,mommy,mummy;father:father,dad,daddy,papa;parent:parent;son:son;daughter:daughter;' +
-    'child:child,children,kid,kids;baby:baby;brother:brother;sister:sister;sibling:sibling;twin:twin;' +
-    'husband:husband;wife:wife;spouse:spouse;partner:partner;boyfriend:boyfriend;girlfriend:girlfriend;' +
-    'fiance:fiance,fiancé,fiancee,fiancée;grandmother:grandmother,grandma,granny,gran,nan,nana;' +
-    'grandfather:grandfather,grandpa,granddad,grandad;grandparent:grandparent;grandson:grandson;' +
-    'granddaughter:granddaughter;grandchild:grandchild,grandchildren;aunt:aunt,auntie,aunty;uncle:uncle;' +
-    'cousin:cousin;niece:niece;nephew:nephew;godson:godson;goddaughter:goddaughter;godchild:godchild;' +
-    'godmother:godmother;godfather:godfather;stepmother:stepmother,stepmom,stepmum,step-mother;' +
-    'stepfather:stepfather,stepdad,step-father;stepson:stepson,step-son;stepdaughter:stepdaughter,step-daughter;' +
-    'stepbrother:stepbrother,step-brother;stepsister:stepsister,step-sister;half-brother:half-brother;' +
-    'half-sister:half-sister;mother-in-law:mother-in-law;father-in-law:father-in-law;' +
-    'brother-in-law:brother-in-law;sister-in-law:sister-in-law;son-in-law:son-in-law;' +
-    'daughter-in-law:daughter-in-law;in-laws:in-laws,parents-in-law;ex:ex,ex-partner,ex-husband,ex-wife,' +
-    'ex-boyfriend,ex-girlfriend;friend:friend;colleague:colleague,coworker,co-worker;boss:boss;' +
-    'roommate:roommate,flatmate,housemate;neighbour:neighbour,neighbor;landlord:landlord,landlady;tenant:tenant'
-  )
-    .split(';')
-    .flatMap((group) => {
-      const [canonical, variants] = group.split(':') as [string, string];
-      return variants.split(',').map((variant) => [variant, canonical] as [string, string]);
-    }),
-);
-for (const prefix of ['great-', 'great-great-']) {
-  for (const [variant, canonical] of [...ROLES]) if (/^grand/.test(canonical)) ROLES.set(prefix + variant, prefix + canonical);
-}
-for (const [variant, canonical] of [...ROLES]) {
-  if (variant.startsWith('ex-')) ROLES.set(variant, canonical === 'ex' ? `ex-${variant.slice(3)}` : canonical);
 }
 
 /** stemmer('own'), written out: the module's tables are not initialised when its first lines run. */

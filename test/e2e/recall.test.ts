@@ -89,6 +89,21 @@ describe.each(engines)('recall on %s', (engine) => {
     expect(await top(query)).toBe(expected);
   });
 
+  it('reaches a fact about someone by their role through the name another fact gives them', async () => {
+    // The son's facts share no word with the question; only "The user's son Oskar …" says who the son is.
+    const other = await server.token(newSubject());
+    const bridged = [
+      "The user's son Oskar is seven.",
+      'Oskar has a peanut allergy and carries an EpiPen.',
+      "Oskar's football coach is Mr Adeyemi.",
+    ];
+    for (const text of [...FACTS, ...bridged]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
+    const found = (await recall({ query: "What medical condition does the user's son have?", limit: 3 }, other)).memories.map((memory) => memory.text);
+    expect(found).toContain(bridged[1]);
+    // The bridge joins the question's words: the coach's fact (the name alone) stays below the one that answers.
+    expect(found.indexOf(bridged[1]!)).toBeLessThan(found.includes(bridged[2]!) ? found.indexOf(bridged[2]!) : 3);
+  });
+
   it('returns every documented field, best first, with scores in (0, 1]', async () => {
     const result = await recall({ query: 'allergy to antibiotics' });
     expect(result.ok).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentWords } from '../../src/memory/query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords } from '../../src/memory/query-analysis.js';
 
 describe('contentWords', () => {
   it.each([
@@ -26,5 +26,30 @@ describe('contentWords', () => {
   it('keeps May before a number as a month and leaves questions without such words alone', () => {
     expect(contentWords('What happened in May 2023?')).toBe('What happened in May 2023?');
     expect(contentWords('Where does the user live?')).toBe('Where does the user live?');
+  });
+});
+
+describe('bridgeNames', () => {
+  it('takes the names written right after the role word the question asks about', () => {
+    expect(bridgeNames("Who teaches the user's son?", ["The user's son Theo is 9 and plays the violin.", "The user's daughter Maya starts school."])).toEqual(['Theo']);
+    expect(bridgeNames('What does my partner do?', ["The user's partner is Sam, a chemistry teacher."])).toEqual(['Sam']);
+    expect(bridgeNames("Where does my mum live?", ["The user's mother, Brigid, lives in Galway."])).toEqual(['Brigid']);
+    expect(bridgeNames("Who is the user's landlord?", ["The user's landlord is Mr Hughes."])).toEqual(['Mr', 'Hughes']);
+    expect(bridgeNames('Who are my brothers?', ['The user has not spoken to their brother Ciarán since 2022.'])).toEqual(['Ciarán']);
+  });
+
+  it('finds nothing without a role word, for another role, or for a name the question already gives', () => {
+    expect(bridgeNames('Where does the user work?', ["The user's son Theo is 9."])).toEqual([]);
+    expect(bridgeNames("Who teaches the user's daughter?", ["The user's son Theo is 9."])).toEqual([]);
+    expect(bridgeNames("Who teaches the user's son Theo?", ["The user's son Theo is 9."])).toEqual([]);
+    // A possessive role word is not followed by that person's name ("son's school Hillcrest").
+    expect(bridgeNames("Where does the user's son go to school?", ["The user's son's school is Hillcrest."])).toEqual([]);
+    expect(bridgeNames("Who is the user's son?", ['The son is 9. The user thinks so.'])).toEqual([]);
+  });
+
+  it('says whether a question asks about someone by role', () => {
+    expect(asksAboutRole("Who teaches the user's son?")).toBe(true);
+    expect(asksAboutRole("What is my grandma's name?")).toBe(true);
+    expect(asksAboutRole('Where does the user live?')).toBe(false);
   });
 });
