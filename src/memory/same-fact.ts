@@ -13,8 +13,9 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TEN
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
  *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
- *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), and constructions of one fact made
- *    one ("favourite team is" = "supports", "resides in" = "lives in"); a word or two the stored text says
+ *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), constructions of one fact made
+ *    one ("favourite team is" = "supports", "resides in" = "lives in"), and an agent noun for its verb ("clarinet
+ *    player" = "plays the clarinet"); a word or two the stored text says
  *    otherwise may be a WordNet synonym ("season" = "time of year") or a more general word ("painter" → "artist"),
  *    compared by sense, not by the words a sense lists ("teach" has a rare sense worded "learn"). Reordered clauses, passive and
  *    active voice, contractions and other date formats pass; a different thing ("flute" / "clarinet") does not,
@@ -51,7 +52,7 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     setsEqual(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
     isSubset(right.names, left.words);
-  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
+  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const covered = right.content.size - uncovered.filter((word) => !byMeaning.has(word)).length;
@@ -186,6 +187,33 @@ function ownershipRestated(stored: Evidence, incoming: Evidence): boolean {
     !hasStem(stored.content, OWN_ROOT) &&
     [...stored.content].every((root) => hasStem(incoming.content, root))
   );
+}
+
+/**
+ * "is a clarinet player" = "plays the clarinet", "is a keen swimmer" = "swims": an agent noun and its verb, written
+ * as a verb (an inflected form: "plays", "played", "playing"), are one word. `root` is one of the incoming text's.
+ * Plain stems, not rootOf's synonyms: an "employer" does not "work".
+ */
+function sameActivity(stored: Evidence, incoming: Evidence, root: string): boolean {
+  const writtenIn = (evidence: Evidence) => [...evidence.written.values()].flatMap((forms) => [...forms]);
+  const verbStems = (words: readonly string[]) => words.filter((word) => INFLECTED_VERB.test(word)).map((word) => stemmer(word));
+  const incomingForms = [...(incoming.written.get(root) ?? [])];
+  // The incoming agent noun, the stored verb.
+  const storedVerbs = verbStems(writtenIn(stored));
+  if (incomingForms.some((word) => agentVerbStems(word).some((verb) => storedVerbs.includes(verb)))) return true;
+  // The incoming verb, the stored agent noun.
+  const incomingVerbs = verbStems(incomingForms);
+  return incomingVerbs.length > 0 && writtenIn(stored).some((word) => agentVerbStems(word).some((verb) => incomingVerbs.includes(verb)));
+}
+
+const INFLECTED_VERB = /\p{L}{2,}(?:s|ed|ing)$/u;
+
+/** The stems of the verbs an agent noun may come from: "player" → play, "swimmer" → swim, "writer" → write, "sailor" → sail. */
+function agentVerbStems(word: string): string[] {
+  const match = /^(\p{L}{3,}?)(?:er|or)s?$/u.exec(word);
+  if (match === null) return [];
+  const base = match[1]!;
+  return [base, `${base}e`, ...(/(\p{L})\1$/u.test(base) ? [base.slice(0, -1)] : [])].map((verb) => stemmer(verb));
 }
 
 /** A paraphrase rewords a word or two; more new words than this are another fact, not worth a dictionary look-up. */

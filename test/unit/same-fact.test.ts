@@ -41,6 +41,11 @@ describe('sameFact', () => {
     ['The user works at Acme.', "The user's employer is Acme."],
     ['The user was born in Cork.', "The user's birthplace is Cork."],
     ['The user is married to Sam.', "Sam is the user's spouse."],
+    // An agent noun and its verb: "is a clarinet player" = "plays the clarinet", either way round.
+    ["The user's daughter plays the clarinet.", "The user's daughter is a clarinet player."],
+    ['The user is a keen cold-water swimmer.', 'The user swims in cold water.'],
+    ['The user writes crime novels.', 'The user is a crime novel writer.'],
+    ['The user sails on weekends.', 'The user is a weekend sailor.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -107,6 +112,12 @@ describe('sameFact', () => {
     ["The user's holiday home is in Spain.", 'The user lives in Spain.'],
     ["The user's former employer is Acme.", 'The user works for Acme.'],
     ["The user's childhood favourite team was Celtic.", 'The user supports Celtic.'],
+    // An agent noun stands for its verb only: the thing, the person and negation must still agree.
+    ["The user's daughter plays the clarinet.", "The user's daughter is a violin player."],
+    ["The user's daughter plays the clarinet.", "The user's son is a clarinet player."],
+    ["The user doesn't play golf.", 'The user is a golfer.'],
+    ['The user is a swimmer.', 'The user swims competitively in the sea.'],
+    ['The user let the flat to a student.', 'The user is a letter writer.'],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
