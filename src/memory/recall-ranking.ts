@@ -1,11 +1,11 @@
 import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
-import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
+import { subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
-import { asksAboutRole, bridgeNames, contentWords } from './query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords, personWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
@@ -26,6 +26,8 @@ const BRIDGE_SOURCES = 3;
 const BRIDGE_SOURCE_CHARS = 2000;
 /** The bridged ranking's say: as much as the vectors'. */
 const BRIDGE_WEIGHT = 1;
+/** The say of the ranking by the other words for the person asked about (personRanking): at 1 it cost a LoCoMo cell. */
+const PERSON_WEIGHT = 0.75;
 /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
@@ -82,6 +84,8 @@ export async function rankMemories(
     hits ??= await textRanking(trx, subject, query.filters, words, RANKING_DEPTH, size.memories);
     rankings.push(textHitsRanking(hits, TEXT_WEIGHT));
   }
+  const person = options.strategy === 'hybrid' ? await personRanking(trx, subject, query, size.memories) : undefined;
+  if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
   const bridge = options.strategy === 'hybrid' ? await bridgeRanking(trx, subject, query, words, ranked, size.memories) : undefined;
   return { ranked: bridge === undefined ? ranked : fuseRankings([...rankings, bridge], RRF_K), plan };
@@ -90,6 +94,19 @@ export async function rankMemories(
 /** A full-text ranking for fusion: each hit's confidence is the share of the query's idf mass it covers (FULL_COVERAGE and up: 1). */
 function textHitsRanking(hits: readonly TextHit[], weight: number): RetrieverRanking {
   return { ids: hits.map((hit) => hit.id), weight, confidence: hits.map((hit) => Math.min(1, hit.coverage / FULL_COVERAGE)) };
+}
+
+/**
+ * A question that names a person by a word the subject's memories never use ("Who is the user's spouse?",
+ * "Which relative …?") is also ranked by the words they may use instead ("partner", "husband", "wife"; "brother",
+ * "aunt", …), as a ranking of its own. When the memories do use the question's word, its full-text ranking
+ * already finds them, and the other words would only bring in other people.
+ */
+async function personRanking(trx: DbTransaction, subject: string, query: RankingQuery, subjectMemories: number): Promise<RetrieverRanking | undefined> {
+  const { asked, searched } = personWords(query.text);
+  if (searched.length === 0 || (asked.length > 0 && (await subjectUsesTerms(trx, subject, asked.join(' '))))) return undefined;
+  const hits = await textRanking(trx, subject, query.filters, searched.join(' '), RANKING_DEPTH, subjectMemories);
+  return { ids: hits.map((hit) => hit.id), weight: PERSON_WEIGHT };
 }
 
 /**

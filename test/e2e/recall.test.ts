@@ -104,6 +104,14 @@ describe.each(engines)('recall on %s', (engine) => {
     expect(found.indexOf(bridged[1]!)).toBeLessThan(found.includes(bridged[2]!) ? found.indexOf(bridged[2]!) : 3);
   });
 
+  it('finds a person under the word the memories use for them ("spouse" asked, "partner" stored)', async () => {
+    const other = await server.token(newSubject());
+    const partner = "The user's partner Alex teaches chemistry at Hillside Academy.";
+    for (const text of [...FACTS, partner, "The user's brother Tom lives in Leeds."]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
+    const found = (await recall({ query: 'Who is my spouse?', limit: 1 }, other)).memories.map((memory) => memory.text);
+    expect(found).toContain(partner);
+  });
+
   it('returns every documented field, best first, with scores in (0, 1]', async () => {
     const result = await recall({ query: 'allergy to antibiotics' });
     expect(result.ok).toBe(true);

@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  */
 const FLOORS = {
   /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
-  recallAt5: 0.895,
+  recallAt5: 0.905,
   /** Paraphrase pairs whose stored memory `ask` lists in near_duplicates (target 0.95). */
   askRecall: 0.95,
   /** Paraphrase pairs that `skip_if_near` recognises (returns the stored memory's id); target 0.90. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksAboutRole, bridgeNames, contentWords } from '../../src/memory/query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords, personWords } from '../../src/memory/query-analysis.js';
 
 describe('contentWords', () => {
   it.each([
@@ -51,5 +51,26 @@ describe('bridgeNames', () => {
     expect(asksAboutRole("Who teaches the user's son?")).toBe(true);
     expect(asksAboutRole("What is my grandma's name?")).toBe(true);
     expect(asksAboutRole('Where does the user live?')).toBe(false);
+  });
+});
+
+describe('personWords', () => {
+  it('gives the other words facts use for the person asked about', () => {
+    expect(personWords("Who is the user's spouse?")).toEqual({ asked: ['spouse'], searched: ['partner', 'husband', 'wife'] });
+    expect(personWords('Where does my mum live?').searched).toEqual(['mother', 'mom', 'parent']);
+    expect(personWords('Which relative has the user not talked to in years?').searched).toEqual(expect.arrayContaining(['brother', 'aunt', 'cousin']));
+    expect(personWords("Where is the user's closest mate based?").searched).toEqual(['friend', 'pal', 'buddy', 'bestie']);
+  });
+
+  it('keeps kinds apart: a son is a child, never a daughter', () => {
+    expect(personWords("What is my son's name?").searched).toEqual(['child', 'kid']);
+    expect(personWords('Who are my brothers?').searched).toEqual(['sibling']);
+  });
+
+  it('reads phrases with no word of their own, and leaves "family" as a modifier alone', () => {
+    expect(personWords("What does the user's significant other do?")).toEqual({ asked: [], searched: ['partner', 'spouse', 'husband', 'wife'] });
+    expect(personWords('Which family member lives abroad?').searched).toEqual(expect.arrayContaining(['sister', 'uncle']));
+    expect(personWords("Who's my family doctor?")).toEqual({ asked: [], searched: [] });
+    expect(personWords('Where does the user work?')).toEqual({ asked: [], searched: [] });
   });
 });

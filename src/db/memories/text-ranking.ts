@@ -138,3 +138,12 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
      order by ${TEXT_RANKING_ORDER}
      limit ${depth}`;
 }
+
+/** Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone). */
+export async function subjectUsesTerms(trx: DbTransaction, subject: string, words: string): Promise<boolean> {
+  const { rows } = await sql<{ used: boolean }>`
+    select exists (select 1 from memory_terms
+                    where subject = ${subject}
+                      and lexeme = any(tsvector_to_array(to_tsvector('english', ${words})))) as used`.execute(trx);
+  return rows[0]?.used === true;
+}
