@@ -42,4 +42,3 @@ function float4ArrayBinary(values: readonly number[]): Uint8Array {
   });
   return new Uint8Array(view.buffer);
 }
-

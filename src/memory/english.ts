@@ -27,9 +27,17 @@ export const MONTHS = new Map<string, string>(
 );
 export const WEEKDAYS = new Map<string, string>(WEEKDAY_NAMES.flatMap((day) => [[day, day], [day.slice(0, 3), day]] as [string, string][]));
 
+/** A table written "canonical:variant,variant;…", as [variant, canonical] pairs. */
+export function variantPairs(table: string): [variant: string, canonical: string][] {
+  return table.split(';').flatMap((group) => {
+    const [canonical, variants] = group.split(':') as [string, string];
+    return variants.split(',').map((variant) => [variant, canonical] as [string, string]);
+  });
+}
+
 /** Irregular past forms to their base verb ("went" → "go"): stemmers leave them apart. */
 export const IRREGULAR_VERBS = new Map<string, string>(
-  (
+  variantPairs(
     'bite:bit,bitten;steal:stole,stolen;begin:began,begun;go:went,gone;get:got,gotten;have:had;make:made;' +
     'take:took,taken;give:gave,given;write:wrote,written;run:ran;sell:sold;buy:bought;lose:lost;win:won;' +
     'meet:met;tell:told;say:said;see:saw,seen;come:came;become:became;find:found;think:thought;feel:felt;' +
@@ -40,13 +48,8 @@ export const IRREGULAR_VERBS = new Map<string, string>(
     'hold:held;lead:led;feed:fed;hear:heard;leave:left;understand:understood;shake:shook,shaken;throw:threw,thrown;' +
     'draw:drew,drawn;do:did,done;hide:hid,hidden;dig:dug;lend:lent;light:lit;rise:rose,risen;shoot:shot;' +
     'sink:sank,sunk;spin:spun;stick:stuck;strike:struck;swear:swore,sworn;tear:tore,torn;bend:bent;deal:dealt;' +
-    'mean:meant;seek:sought;fight:fought;forgive:forgave,forgiven;freeze:froze,frozen;hang:hung;ring:rang,rung'
-  )
-    .split(';')
-    .flatMap((group) => {
-      const [base, forms] = group.split(':') as [string, string];
-      return forms.split(',').map((form) => [form, base] as [string, string]);
-    }),
+    'mean:meant;seek:sought;fight:fought;forgive:forgave,forgiven;freeze:froze,frozen;hang:hung;ring:rang,rung',
+  ),
 );
 
 /** Base verb → its irregular past forms ("go" → ["went", "gone"]). */
@@ -66,7 +69,7 @@ export const STOP_WORDS = new Set(
 
 /** Kinship and role words, each variant to one canonical word (a different one is a different person). */
 const ROLES = new Map<string, string>(
-  (
+  variantPairs(
     'mother:mother,mom,mum,mam,mommy,mummy;father:father,dad,daddy,papa;parent:parent;son:son;daughter:daughter;' +
     'child:child,children,kid,kids;baby:baby;brother:brother;sister:sister;sibling:sibling;twin:twin;' +
     'husband:husband;wife:wife;spouse:spouse;partner:partner;boyfriend:boyfriend;girlfriend:girlfriend;' +
@@ -81,13 +84,8 @@ const ROLES = new Map<string, string>(
     'brother-in-law:brother-in-law;sister-in-law:sister-in-law;son-in-law:son-in-law;' +
     'daughter-in-law:daughter-in-law;in-laws:in-laws,parents-in-law;ex:ex,ex-partner,ex-husband,ex-wife,' +
     'ex-boyfriend,ex-girlfriend;friend:friend;colleague:colleague,coworker,co-worker;boss:boss;' +
-    'roommate:roommate,flatmate,housemate;neighbour:neighbour,neighbor;landlord:landlord,landlady;tenant:tenant'
-  )
-    .split(';')
-    .flatMap((group) => {
-      const [canonical, variants] = group.split(':') as [string, string];
-      return variants.split(',').map((variant) => [variant, canonical] as [string, string]);
-    }),
+    'roommate:roommate,flatmate,housemate;neighbour:neighbour,neighbor;landlord:landlord,landlady;tenant:tenant',
+  ),
 );
 for (const prefix of ['great-', 'great-great-']) {
   for (const [variant, canonical] of [...ROLES]) if (/^grand/.test(canonical)) ROLES.set(prefix + variant, prefix + canonical);

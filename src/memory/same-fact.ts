@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer';
 import { isEntry, meaningsOf } from './wordnet.js';
-import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf } from './english.js';
+import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf, variantPairs } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -359,15 +359,10 @@ const GLUE = new Set(
   ),
 );
 const SYNONYMS = new Map<string, string>(
-  (
+  variantPairs(
     'like:enjoy,love,fond,adore;start:begin,commenc;stop:quit;afraid:scare,frighten,fear,terrifi;' +
-    'member:belong;job:work,employ;big:larg;small:littl;buy:purchas;sick:ill;photo:pictur'
-  )
-    .split(';')
-    .flatMap((group) => {
-      const [canonical, variants] = group.split(':') as [string, string];
-      return variants.split(',').map((variant) => [stemmer(variant), stemmer(canonical)] as [string, string]);
-    }),
+      'member:belong;job:work,employ;big:larg;small:littl;buy:purchas;sick:ill;photo:pictur',
+  ).map(([variant, canonical]) => [stemmer(variant), stemmer(canonical)]),
 );
 /** Irregular verb forms, and adverbs of one meaning whose stems differ, to one base word. */
 const WORD_FORMS = new Map<string, string>([
