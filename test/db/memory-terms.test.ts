@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMemoryNearTombstones } from '../../src/db/memories/memories.js';
 import { continueMemoryTerms } from '../../src/db/memories/memory-terms.js';
+import { subjectUsesTerms } from '../../src/db/memories/text-ranking.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
@@ -53,6 +54,19 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
       expect(rows.filter((row) => row.orphan)).toEqual([]);
       return rows.map((row) => row.row);
     });
+
+  it("tells whether a subject's memories use a word (recall's person look-up), and only its own", async () => {
+    await insert('uses-a', "The user's spouse Jo is a nurse.");
+    await insert('uses-b', "The user's partner Kim is a pilot.");
+    const uses = (subject: string, words: string) => db.withSubject(subject, 'looking up', (trx) => subjectUsesTerms(trx, subject, words));
+    expect(await uses('uses-a', 'spouse')).toBe(true);
+    expect(await uses('uses-a', 'spouses')).toBe(true);
+    expect(await uses('uses-a', 'partner')).toBe(false);
+    expect(await uses('uses-a', 'wife partner')).toBe(false);
+    expect(await uses('uses-a', 'partner spouse')).toBe(true);
+    // Another subject's memories say "partner": under row-level security its terms are not this subject's.
+    expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUsesTerms(trx, 'uses-b', 'partner'))).toBe(false);
+  });
 
   /** As the tables' owner, as an operator would (the service's own role may not truncate or alter). */
   const asOwner = async (statement: string) => {
