@@ -58,14 +58,19 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
   it("tells whether a subject's memories use a word (recall's person look-up), and only its own", async () => {
     await insert('uses-a', "The user's spouse Jo is a nurse.");
     await insert('uses-b', "The user's partner Kim is a pilot.");
-    const uses = (subject: string, words: string) => db.withSubject(subject, 'looking up', (trx) => subjectUsesTerms(trx, subject, words));
-    expect(await uses('uses-a', 'spouse')).toBe(true);
-    expect(await uses('uses-a', 'spouses')).toBe(true);
-    expect(await uses('uses-a', 'partner')).toBe(false);
-    expect(await uses('uses-a', 'wife partner')).toBe(false);
-    expect(await uses('uses-a', 'partner spouse')).toBe(true);
-    // Another subject's memories say "partner": under row-level security its terms are not this subject's.
-    expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUsesTerms(trx, 'uses-b', 'partner'))).toBe(false);
+    try {
+      const uses = (subject: string, words: string) => db.withSubject(subject, 'looking up', (trx) => subjectUsesTerms(trx, subject, words));
+      expect(await uses('uses-a', 'spouse')).toBe(true);
+      expect(await uses('uses-a', 'spouses')).toBe(true);
+      expect(await uses('uses-a', 'partner')).toBe(false);
+      expect(await uses('uses-a', 'wife partner')).toBe(false);
+      expect(await uses('uses-a', 'partner spouse')).toBe(true);
+      // Another subject's memories say "partner": under row-level security its terms are not this subject's.
+      expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUsesTerms(trx, 'uses-b', 'partner'))).toBe(false);
+    } finally {
+      // The next test compares every memory_terms row: leave none behind.
+      for (const subject of ['uses-a', 'uses-b']) await db.withSubject(subject, 'cleaning up', (trx) => sql`delete from memories where subject = ${subject}`.execute(trx));
+    }
   });
 
   /** As the tables' owner, as an operator would (the service's own role may not truncate or alter). */
