@@ -93,31 +93,37 @@ function askedRoles(asked: ReadonlySet<string>): Set<string> {
 
 /**
  * Other words for the person a question asks about, as facts name them: "my spouse" is "partner" in the fact, "my
- * mum" is "mother", "closest mate" is "best friend", "which relative" is a brother or an aunt. Each entry: the words
- * asked, then the words searched. Kinds stay apart ("son" searches "child", never "daughter").
+ * mum" is "mother", "closest mate" is "best friend", "which relative" is a brother or an aunt. Each entry: the
+ * people asked about, by their canonical role (roleOf: "mum" and "mom" are "mother") or, for words that name no
+ * kinship or role, in the singular; then the words searched. Kinds stay apart ("son" searches "child", never
+ * "daughter").
  */
-const PERSON_WORDS: readonly (readonly [string, string])[] = [
-  ['partner spouse husband wife fiance fiancee fiancé fiancée boyfriend girlfriend', 'partner spouse husband wife'],
-  ['friend friends mate mates pal pals buddy buddies bestie', 'friend mate pal buddy bestie'],
-  ['son sons', 'son child kid'],
-  ['daughter daughters', 'daughter child kid'],
-  ['child children kid kids', 'child kid son daughter'],
-  ['mother mum mom mam mummy mommy', 'mother mum mom parent'],
-  ['father dad daddy papa', 'father dad parent'],
-  ['parent parents folks', 'parent mother father mum dad'],
-  ['brother brothers', 'brother sibling'],
-  ['sister sisters', 'sister sibling'],
-  ['sibling siblings', 'sibling brother sister'],
-  ['grandmother grandma granny gran nan nana', 'grandmother grandma granny gran nan'],
-  ['grandfather grandpa granddad grandad', 'grandfather grandpa granddad grandad'],
-  ['relative relatives kin kinsman kinswoman',
+const PERSON_WORDS: readonly (readonly [asked: string, searched: string])[] = [
+  ['partner spouse husband wife fiance boyfriend girlfriend', 'partner spouse husband wife'],
+  ['friend mate pal buddy bestie', 'friend mate pal buddy bestie'],
+  ['son', 'son child kid'],
+  ['daughter', 'daughter child kid'],
+  ['child', 'child kid son daughter'],
+  ['mother', 'mother mum mom parent'],
+  ['father', 'father dad parent'],
+  ['parent folk', 'parent mother father mum dad'],
+  ['brother', 'brother sibling'],
+  ['sister', 'sister sibling'],
+  ['sibling', 'sibling brother sister'],
+  ['grandmother', 'grandmother grandma granny gran nan'],
+  ['grandfather', 'grandfather grandpa granddad grandad'],
+  ['relative kin kinsman kinswoman',
     'relative family mother father mum dad parent brother sister sibling son daughter child kid grandmother grandfather grandma grandpa aunt uncle cousin niece nephew in-laws partner spouse husband wife'],
   ['boss manager supervisor', 'boss manager supervisor'],
-  ['colleague colleagues coworker coworkers co-worker teammate teammates', 'colleague coworker teammate'],
+  ['colleague teammate', 'colleague coworker teammate'],
 ];
 const SEARCHED_FOR = new Map<string, string[]>(
-  PERSON_WORDS.flatMap(([asked, searched]) => asked.split(' ').map((word) => [word, searched.split(' ')] as [string, string[]])),
+  PERSON_WORDS.flatMap(([asked, searched]) => asked.split(' ').map((person) => [person, searched.split(' ')] as [string, string[]])),
 );
+/** The entry of SEARCHED_FOR a question's word names ("mums" → mother, "buddies" → buddy), if any. */
+function personAsked(word: string): string[] | undefined {
+  return SEARCHED_FOR.get(roleOf(word) ?? word.replace(/ies$/, 'y').replace(/s$/, ''));
+}
 /** Phrases for a partner, or for any relative, that no single word says ("family" alone is a "family doctor"). */
 const PARTNER_PHRASES = /\b(?:significant other|other half|better half)\b/i;
 const RELATIVE_PHRASES = /\b(?:family members?|members? of (?:the|their|my|your|his|her) family)\b/i;
@@ -129,8 +135,8 @@ const RELATIVE_PHRASES = /\b(?:family members?|members? of (?:the|their|my|your|
  */
 export function personWords(question: string): { asked: string[]; searched: string[] } {
   const words = askedWords(question);
-  const asked = [...words].filter((word) => SEARCHED_FOR.has(word));
-  const searched = new Set(asked.flatMap((word) => SEARCHED_FOR.get(word)!));
+  const asked = [...words].filter((word) => personAsked(word) !== undefined);
+  const searched = new Set(asked.flatMap((word) => personAsked(word)!));
   if (PARTNER_PHRASES.test(question)) for (const other of SEARCHED_FOR.get('partner')!) searched.add(other);
   if (RELATIVE_PHRASES.test(question)) for (const other of SEARCHED_FOR.get('relative')!) searched.add(other);
   // A word the question uses, plural or not, is searched by its own full-text ranking already.

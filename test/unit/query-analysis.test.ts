@@ -67,6 +67,13 @@ describe('personWords', () => {
     expect(personWords('Who are my brothers?').searched).toEqual(['sibling']);
   });
 
+  it('knows a person by any variant of their role, singular or plural', () => {
+    expect(personWords("When do the user's mums visit?")).toEqual({ asked: ['mums'], searched: ['mother', 'mom', 'parent'] });
+    expect(personWords('What did my grandad say?').searched).toEqual(['grandfather', 'grandpa', 'granddad']);
+    expect(personWords('Who are my buddies?').searched).toEqual(['friend', 'mate', 'pal', 'buddy', 'bestie']);
+    expect(personWords('Which of my co-workers cycles?').searched).toEqual(['colleague', 'coworker', 'teammate']);
+  });
+
   it('reads phrases with no word of their own, and leaves "family" as a modifier alone', () => {
     expect(personWords("What does the user's significant other do?")).toEqual({ asked: [], searched: ['partner', 'spouse', 'husband', 'wife'] });
     expect(personWords('Which family member lives abroad?').searched).toEqual(expect.arrayContaining(['sister', 'uncle']));
