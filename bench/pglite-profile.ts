@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Results } from '@electric-sql/pglite';
+import type { QueryOptions, Results } from '@electric-sql/pglite';
 import { openDatabase, type DatabaseHandle } from '../src/db/open-database.js';
 import { openPGlite } from '../src/db/pglite-open.js';
 import { PGliteThread } from '../src/db/pglite-thread.js';
@@ -30,13 +30,13 @@ const A_PER_SECOND = 3;
 /** Which subject's call a statement belongs to (the contention phases). */
 const caller = new AsyncLocalStorage<'A' | 'B'>();
 const statements: { text: string; started: number; ms: number; subject: 'A' | 'B' | undefined }[] = [];
-type Query = <T>(text: string, params?: unknown[]) => Promise<Results<T>>;
-/** `query`, timing each statement. */
+type Query = <T>(text: string, params?: unknown[], options?: QueryOptions) => Promise<Results<T>>;
+/** `query`, timing each statement; the options pass through (they carry the vector's binary serializer). */
 const timed = (query: Query): Query =>
-  async function <T>(this: unknown, text: string, params?: unknown[]) {
+  async function <T>(this: unknown, text: string, params?: unknown[], options?: QueryOptions) {
     const started = performance.now();
     try {
-      return await query.call(this, text, params) as Results<T>;
+      return await query.call(this, text, params, options) as Results<T>;
     } finally {
       statements.push({ text: text.trim().replace(/\s+/g, ' ').slice(0, 100), started, ms: performance.now() - started, subject: caller.getStore() });
     }

@@ -1,7 +1,7 @@
 import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
-import { subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
+import { subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit, type TextHitRow } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
@@ -64,19 +64,18 @@ export async function rankMemories(
   const rankingSize = options.strategy === 'text' ? undefined : await sizeForVectorRanking(trx, subject, query.filters, options.exactScanLimit, efSearch);
   const size = rankingSize ?? (await subjectSize(trx, subject));
   const words = contentWords(query.text);
-  // A subject known to be large walks the index at once: the full-text ranking then rides in the walk's statement.
+  // A subject known to be large walks the index at once, in a statement of its own (walkIndexWith).
   const restore = options.strategy === 'hybrid' && query.vector !== undefined && rankingSize !== undefined ? walkAtOnce(rankingSize, query.vector, options.exactScanLimit) : undefined;
   let hits: TextHit[] | undefined;
   if (options.strategy !== 'text') {
     if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
-    let vector: { ids: number[]; plan: VectorPlan };
-    if (restore === undefined) vector = await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch });
-    else {
-      const text = textRankingQuery(subject, query.filters, words, RANKING_DEPTH, size.memories);
-      const both = await walkIndexWith(trx, subject, query.vector, RANKING_DEPTH, restore, text, TEXT_RANKING_ORDER);
-      vector = both;
-      hits = both.alongside.map(toTextHit);
-    }
+    // The full-text ranking rides in the vector ranking's first statement: one round trip for both.
+    const text = options.strategy === 'hybrid' ? { query: textRankingQuery(subject, query.filters, words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER } : undefined;
+    const vector: { ids: number[]; plan: VectorPlan; alongside: TextHitRow[] | undefined } =
+      restore === undefined || text === undefined
+        ? await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch }, text)
+        : await walkIndexWith(trx, subject, query.vector, RANKING_DEPTH, restore, text);
+    hits = vector.alongside?.map(toTextHit);
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }

@@ -6,7 +6,7 @@ import type { MemoryFilters } from '../../src/db/memories/records.js';
 import { findNearMemories } from '../../src/db/memories/near-memories.js';
 import { subjectSize } from '../../src/db/memories/subject-stats.js';
 import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit } from '../../src/db/memories/text-ranking.js';
-import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce, walkIndexWith } from '../../src/db/memories/vector-ranking.js';
+import { configureIterativeScan, hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce, walkIndexWith, type RankingSize } from '../../src/db/memories/vector-ranking.js';
 import { indexedCosineDistance, storedVector, toVectorLiteral } from '../../src/db/pgvector.js';
 import { engines } from '../helpers/engines.js';
 import { normal } from '../helpers/prng.js';
@@ -224,10 +224,39 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
         const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
         const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
         if (restore === undefined) throw new Error('the big subject should walk the index at once');
-        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, textRankingQuery('big', noFilters, words, DEPTH, size.memories), TEXT_RANKING_ORDER);
+        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, { query: textRankingQuery('big', noFilters, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER });
         return { ids: both.ids, plan: both.plan, hits: both.alongside.map(toTextHit) };
       });
       expect(separate.plan).toBe('hnsw');
+      expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);
+      expect(together).toEqual(separate);
+    }
+  });
+
+  it.each([
+    ['a small subject', 'tiny', {}, 'exact'],
+    ['a small subject with a tag filter', 'tiny', { tags: ['even'] }, 'exact'],
+    ['a big subject whose filter leaves few candidates', 'big', { tags: ['rare'] }, 'exact'],
+    ['a big subject whose filter leaves too many to scan (the index walk follows)', 'big', { tags: ['common'] }, 'hnsw'],
+  ])("ranks %s's text in the vector ranking's first statement exactly as in a statement of its own", async (_name, subject, filters, plan) => {
+    const all: MemoryFilters = { ...noFilters, ...filters };
+    // Questions with the words of three of the subject's memories that pass the filter.
+    const passing = rows.flatMap((row, index) => (row.subject === subject && all.tags.every((tag) => row.tags.includes(tag)) ? [index] : []));
+    for (const index of [passing[0]!, passing[Math.floor(passing.length / 2)]!, passing.at(-1)!]) {
+      const vector = storedVector(near(rows[index]!.topic, 0.3), MODEL);
+      const words = `synthetic memory ${index} about topic ${rows[index]!.topic}`;
+      const options = (size: RankingSize) => ({ exactScanLimit: EXACT_SCAN_LIMIT, size, efSearch: 2 * DEPTH });
+      const separate = await db.withSubject(subject, 'inspecting rows', async (trx) => {
+        const size = await sizeForVectorRanking(trx, subject, all, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const ranked = await vectorRanking(trx, subject, all, vector, DEPTH, options(size));
+        return { ids: ranked.ids, plan: ranked.plan, hits: await textRanking(trx, subject, all, words, DEPTH, size.memories) };
+      });
+      const together = await db.withSubject(subject, 'inspecting rows', async (trx) => {
+        const size = await sizeForVectorRanking(trx, subject, all, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const both = await vectorRanking(trx, subject, all, vector, DEPTH, options(size), { query: textRankingQuery(subject, all, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER });
+        return { ids: both.ids, plan: both.plan, hits: both.alongside?.map(toTextHit) };
+      });
+      expect(separate.plan).toBe(plan);
       expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);
       expect(together).toEqual(separate);
     }

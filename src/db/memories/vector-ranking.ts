@@ -37,33 +37,40 @@ export interface VectorPlanOptions {
  * one that is also a fair share of the table uses HNSW, with pgvector's iterative scan so that the index keeps
  * walking until enough rows pass the filters. If even that comes back short, the exact scan answers.
  */
-export async function vectorRanking(
+export async function vectorRanking<T = never>(
   trx: DbTransaction,
   subject: string,
   filters: MemoryFilters,
   vector: StoredVector,
   depth: number,
   options: VectorPlanOptions,
-): Promise<{ ids: number[]; plan: VectorPlan }> {
+  alongside?: Alongside<T>,
+): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] | undefined }> {
   const where = vectorConditions(subject, filters, vector);
   const limit = options.exactScanLimit;
   // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
   // which the walk's fallback covers): a subject known to be large goes straight to the index.
   const knownLarge = !hasFilters(filters) && options.size.memories > limit;
+  let found: T[] | undefined;
   if (!knownLarge) {
     // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
-    // planner off the approximate index, so the ranking is exact by construction.
-    const { rows } = await sql<{ id: string | number; candidates: string | number }>`
-      select id, candidates from (
+    // planner off the approximate index, so the ranking is exact by construction. `alongside` rides in the same
+    // statement, so for such a subject both rankings take one round trip.
+    const { rows } = await sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: T[] | null }>`
+      with ranked as materialized (
         select id, distance, count(*) over () as candidates from (
           select id, ${cosineDistance(vector)} as distance from memories where ${where} limit ${limit + 1}
         ) as capped
-      ) as counted
-       order by distance, id desc
-       limit ${depth}`.execute(trx);
-    const first = rows[0];
-    if (first === undefined || Number(first.candidates) <= limit) return { ids: rows.map((row) => Number(row.id)), plan: 'exact' };
+         order by distance, id desc
+         limit ${depth})
+      ${alongside === undefined ? sql`` : sql`, alongside as materialized (${alongside.query})`}
+      select (select coalesce(json_agg(id order by distance, id desc), '[]') from ranked) as ids,
+             (select max(candidates) from ranked) as candidates,
+             ${alongside === undefined ? sql`null` : sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`} as alongside`.execute(trx);
+    const row = rows[0];
+    found = row?.alongside ?? undefined;
+    if (Number(row?.candidates ?? 0) <= limit) return { ids: (row?.ids ?? []).map(Number), plan: 'exact', alongside: found };
   }
 
   const candidates = knownLarge ? options.size.memories : limit + 1;
@@ -72,9 +79,15 @@ export async function vectorRanking(
   if (walksIndex(vector, candidates, options.size)) {
     const before = prepared ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
     const { rows } = await hnswQuery(where, vector, depth, before).execute(trx);
-    if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw' };
+    if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw', alongside: found };
   }
-  return { ids: await exactRanking(trx, where, vector, depth, prepared), plan: 'exact' };
+  return { ids: await exactRanking(trx, where, vector, depth, prepared), plan: 'exact', alongside: found };
+}
+
+/** A query run in the vector ranking's first statement (vectorRanking, walkIndexWith), with its rows' order. */
+export interface Alongside<T> {
+  readonly query: RawBuilder<T>;
+  readonly order: RawBuilder<unknown>;
 }
 
 /** The candidates (`where`) nearest to `vector` first, by an exact scan; `restore` puts the walk's settings back. */
@@ -89,7 +102,7 @@ async function exactRanking(trx: DbTransaction, where: RawBuilder<unknown>, vect
 /**
  * vectorRanking for a size that walkAtOnce answered (`restore`), and `alongside`, a query that needs nothing from
  * it, in the same statement: one round trip for both. `alongside`'s rows come back as JSON objects (numbers
- * keep every bit: float8 prints as the shortest text that reads back the same), in `alongsideOrder`.
+ * keep every bit: float8 prints as the shortest text that reads back the same), in its order.
  * `alongside` is planned under the walk's settings (no sort unless unavoidable, no JIT); they change its plan,
  * never its rows.
  */
@@ -99,15 +112,14 @@ export async function walkIndexWith<T>(
   vector: StoredVector,
   depth: number,
   restore: PlannerSettings,
-  alongside: RawBuilder<T>,
-  alongsideOrder: RawBuilder<unknown>,
+  alongside: Alongside<T>,
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] }> {
   const where = vectorConditions(subject, NO_FILTERS, vector);
   const { rows } = await sql<{ ids: (string | number)[]; alongside: T[] }>`
     with walked as materialized (${hnswQuery(where, vector, depth, restore)}),
-         alongside as materialized (${alongside})
+         alongside as materialized (${alongside.query})
     select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
-           (select coalesce(json_agg(alongside order by ${alongsideOrder}), '[]') from alongside) as alongside`.execute(trx);
+           (select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside) as alongside`.execute(trx);
   const row = rows[0];
   const walked = (row?.ids ?? []).map(Number);
   const others = row?.alongside ?? [];
