@@ -195,18 +195,32 @@ function ownershipRestated(stored: Evidence, incoming: Evidence): boolean {
  * Plain stems, not rootOf's synonyms: an "employer" does not "work".
  */
 function sameActivity(stored: Evidence, incoming: Evidence, root: string): boolean {
-  const writtenIn = (evidence: Evidence) => [...evidence.written.values()].flatMap((forms) => [...forms]);
-  const verbStems = (words: readonly string[]) => words.filter((word) => INFLECTED_VERB.test(word)).map((word) => stemmer(word));
   const incomingForms = [...(incoming.written.get(root) ?? [])];
-  // The incoming agent noun, the stored verb.
-  const storedVerbs = verbStems(writtenIn(stored));
-  if (incomingForms.some((word) => agentVerbStems(word).some((verb) => storedVerbs.includes(verb)))) return true;
-  // The incoming verb, the stored agent noun.
-  const incomingVerbs = verbStems(incomingForms);
-  return incomingVerbs.length > 0 && writtenIn(stored).some((word) => agentVerbStems(word).some((verb) => incomingVerbs.includes(verb)));
+  const { verbs, agentVerbs } = activitiesOf(stored);
+  // The incoming agent noun, the stored verb; the incoming verb, the stored agent noun.
+  return incomingForms.some((word) => agentVerbStems(word).some((verb) => verbs.has(verb))) || verbStems(incomingForms).some((verb) => agentVerbs.has(verb));
 }
 
 const INFLECTED_VERB = /\p{L}{2,}(?:s|ed|ing)$/u;
+const verbStems = (words: Iterable<string>): string[] => [...words].filter((word) => INFLECTED_VERB.test(word)).map((word) => stemmer(word));
+
+interface Activities {
+  /** Stems of the words written as verbs. */
+  readonly verbs: ReadonlySet<string>;
+  /** Stems of the verbs the agent nouns may come from. */
+  readonly agentVerbs: ReadonlySet<string>;
+}
+const ACTIVITIES = new WeakMap<Evidence, Activities>();
+/** A text's verbs and agent nouns as sameActivity compares them, read once per text (not once per word asked about). */
+function activitiesOf(evidence: Evidence): Activities {
+  let activities = ACTIVITIES.get(evidence);
+  if (activities === undefined) {
+    const written = [...evidence.written.values()].flatMap((forms) => [...forms]);
+    activities = { verbs: new Set(verbStems(written)), agentVerbs: new Set(written.flatMap(agentVerbStems)) };
+    ACTIVITIES.set(evidence, activities);
+  }
+  return activities;
+}
 
 /** The stems of the verbs an agent noun may come from: "player" → play, "swimmer" → swim, "writer" → write, "sailor" → sail. */
 function agentVerbStems(word: string): string[] {
@@ -304,14 +318,36 @@ function rootOf(word: string): string {
   return SYNONYMS.get(root) ?? root;
 }
 
-/** Two stems match when equal or when one extends the other by a suffix the stemmer left ("allergi"/"allerg"). */
+/** How long the shorter of two stems must be, and by how much the longer may extend it, for them to match. */
+const MIN_SHARED_STEM = 5;
+const MOST_STEM_SUFFIX = 2;
+
+/**
+ * Two stems match when equal or when one extends the other by a suffix the stemmer left ("allergi"/"allerg").
+ * Looked up, not scanned: a long text has thousands of stems, and a scan per word made comparing two
+ * 16,000-character texts take ~50 ms of the event loop.
+ */
 function hasStem(stems: ReadonlySet<string>, stem: string): boolean {
   if (stems.has(stem)) return true;
-  for (const other of stems) {
-    const [short, long] = other.length < stem.length ? [other, stem] : [stem, other];
-    if (short.length >= 5 && long.startsWith(short) && long.length - short.length <= 2) return true;
+  for (let cut = 1; cut <= MOST_STEM_SUFFIX && stem.length - cut >= MIN_SHARED_STEM; cut++) {
+    if (stems.has(stem.slice(0, -cut))) return true;
   }
-  return false;
+  return stem.length >= MIN_SHARED_STEM && extendedStems(stems).has(stem);
+}
+
+const EXTENDED = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+/** The stems that some stem of `stems` extends by a suffix hasStem allows. */
+function extendedStems(stems: ReadonlySet<string>): ReadonlySet<string> {
+  let extended = EXTENDED.get(stems);
+  if (extended === undefined) {
+    const prefixes = new Set<string>();
+    for (const other of stems) {
+      for (let cut = 1; cut <= MOST_STEM_SUFFIX && other.length - cut >= MIN_SHARED_STEM; cut++) prefixes.add(other.slice(0, -cut));
+    }
+    extended = prefixes;
+    EXTENDED.set(stems, extended);
+  }
+  return extended;
 }
 
 const NUMBER_WORDS = new Map<string, number>([
