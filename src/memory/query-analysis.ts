@@ -135,8 +135,14 @@ const RELATIVE_PHRASES = /\b(?:family members?|members? of (?:the|their|my|your|
  */
 export function personWords(question: string): { asked: string[]; searched: string[] } {
   const words = askedWords(question);
-  const asked = [...words].filter((word) => personAsked(word) !== undefined);
-  const searched = new Set(asked.flatMap((word) => personAsked(word)!));
+  const asked: string[] = [];
+  const searched = new Set<string>();
+  for (const word of words) {
+    const others = personAsked(word);
+    if (others === undefined) continue;
+    asked.push(word);
+    for (const other of others) searched.add(other);
+  }
   if (PARTNER_PHRASES.test(question)) for (const other of SEARCHED_FOR.get('partner')!) searched.add(other);
   if (RELATIVE_PHRASES.test(question)) for (const other of SEARCHED_FOR.get('relative')!) searched.add(other);
   // A word the question uses, plural or not, is searched by its own full-text ranking already.

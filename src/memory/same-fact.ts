@@ -213,13 +213,20 @@ interface Activities {
 const ACTIVITIES = new WeakMap<Evidence, Activities>();
 /** A text's verbs and agent nouns as sameActivity compares them, read once per text (not once per word asked about). */
 function activitiesOf(evidence: Evidence): Activities {
-  let activities = ACTIVITIES.get(evidence);
-  if (activities === undefined) {
+  return derived(ACTIVITIES, evidence, () => {
     const written = [...evidence.written.values()].flatMap((forms) => [...forms]);
-    activities = { verbs: new Set(verbStems(written)), agentVerbs: new Set(written.flatMap(agentVerbStems)) };
-    ACTIVITIES.set(evidence, activities);
+    return { verbs: new Set(verbStems(written)), agentVerbs: new Set(written.flatMap(agentVerbStems)) };
+  });
+}
+
+/** What `compute` derives from `source`, kept with it: a text's evidence is compared with many others. */
+function derived<K extends object, V>(cache: WeakMap<K, V>, source: K, compute: () => V): V {
+  let value = cache.get(source);
+  if (value === undefined) {
+    value = compute();
+    cache.set(source, value);
   }
-  return activities;
+  return value;
 }
 
 /** The stems of the verbs an agent noun may come from: "player" → play, "swimmer" → swim, "writer" → write, "sailor" → sail. */
@@ -328,26 +335,20 @@ const MOST_STEM_SUFFIX = 2;
  * 16,000-character texts take ~50 ms of the event loop.
  */
 function hasStem(stems: ReadonlySet<string>, stem: string): boolean {
-  if (stems.has(stem)) return true;
-  for (let cut = 1; cut <= MOST_STEM_SUFFIX && stem.length - cut >= MIN_SHARED_STEM; cut++) {
-    if (stems.has(stem.slice(0, -cut))) return true;
-  }
-  return stem.length >= MIN_SHARED_STEM && extendedStems(stems).has(stem);
+  return stems.has(stem) || shorterStems(stem).some((shorter) => stems.has(shorter)) || extendedStems(stems).has(stem);
+}
+
+/** The stems that `stem` extends by a suffix hasStem allows ("allergi" → "allerg", "aller" is too short). */
+function shorterStems(stem: string): string[] {
+  const shorter: string[] = [];
+  for (let cut = 1; cut <= MOST_STEM_SUFFIX && stem.length - cut >= MIN_SHARED_STEM; cut++) shorter.push(stem.slice(0, -cut));
+  return shorter;
 }
 
 const EXTENDED = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
 /** The stems that some stem of `stems` extends by a suffix hasStem allows. */
 function extendedStems(stems: ReadonlySet<string>): ReadonlySet<string> {
-  let extended = EXTENDED.get(stems);
-  if (extended === undefined) {
-    const prefixes = new Set<string>();
-    for (const other of stems) {
-      for (let cut = 1; cut <= MOST_STEM_SUFFIX && other.length - cut >= MIN_SHARED_STEM; cut++) prefixes.add(other.slice(0, -cut));
-    }
-    extended = prefixes;
-    EXTENDED.set(stems, extended);
-  }
-  return extended;
+  return derived(EXTENDED, stems, () => new Set([...stems].flatMap(shorterStems)));
 }
 
 const NUMBER_WORDS = new Map<string, number>([
