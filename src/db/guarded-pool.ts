@@ -1,6 +1,7 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 import { driverError } from './driver-errors.js';
+import { preparedName } from './prepared.js';
 
 // pg honours a per-statement `query_timeout` (lib/client.js); its type declarations leave it out.
 declare module 'pg' {
@@ -11,7 +12,7 @@ declare module 'pg' {
 }
 
 /**
- * The pg pool as Kysely sees it, with two guards:
+ * The pg pool as Kysely sees it, preparing the statements marked for it (prepared.ts), with two guards:
  * - each statement gets a client-side deadline (`queryTimeoutMs`), so a server that stops answering (a cut
  *   network, a frozen host) cannot hold a request for longer than that;
  * - a connection on which a statement failed for want of a connection (lost, or timed out with its answer
@@ -44,7 +45,7 @@ class GuardedClient implements PostgresPoolClient {
 
   async #run<R>(text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     try {
-      const result = await this.#client.query<R & pg.QueryResultRow>({ text, values: [...values], query_timeout: this.#queryTimeoutMs });
+      const result = await this.#client.query<R & pg.QueryResultRow>({ name: preparedName(text), text, values: [...values], query_timeout: this.#queryTimeoutMs });
       return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows };
     } catch (error) {
       // A server error (it has a SQLSTATE) leaves the connection usable; anything else may not have.

@@ -11,6 +11,7 @@ import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteEngine, type EngineInstance } from './pglite-engine.js';
 import { lockDataFolder } from './pglite-lock.js';
 import { PGliteThread } from './pglite-thread.js';
+import { prepared } from './prepared.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 import type { Database, DbTransaction } from './schema.js';
 
@@ -194,12 +195,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const readOnly = transaction.readOnly === true;
     try {
       return await (readOnly ? kysely.transaction().setAccessMode('read only') : kysely.transaction()).execute(async (trx) => {
-        await sql`select set_config('search_path', ${searchPath}, true),
+        await prepared(sql`select set_config('search_path', ${searchPath}, true),
                          set_config('memory_service.subject', ${scope.subject}, true),
                          set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
                          set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)
                          ${timeoutSetting === undefined ? sql`` : sql`, set_config('statement_timeout', ${timeoutSetting}, true)`}
-                         ${switchRole ? sql`, set_config('role', ${RLS_ROLE}, true)` : sql``}`.execute(trx);
+                         ${switchRole ? sql`, set_config('role', ${RLS_ROLE}, true)` : sql``}`).execute(trx);
         const value = await fn(trx);
         // A read-only transaction never has an id: its lost commit changed nothing either way.
         work.done = { value, xid: outcomeOf === undefined || readOnly ? undefined : await writingTransactionId(trx) };

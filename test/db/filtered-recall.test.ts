@@ -196,7 +196,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
           .map((row, index) => ({ id: Number(row.id), distance: cosineDistance(vectors[index]!, query) }))
           .sort((a, b) => a.distance - b.distance || b.id - a.id)
           .map((row) => row.id);
-        const settings = sql<{ sort: string; jit: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit`;
+        const settings = sql<{ sort: string; jit: string; plans: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('plan_cache_mode') as plans`;
         const before = (await settings.execute(trx)).rows[0];
         const found = await findNearMemories(trx, 'big', storedVector(query, second), -1, 20, EXACT_SCAN_LIMIT, { text: 'no such text', lockForWrite: true });
         seen = { found: found.map((row) => row.id), truth, before, after: (await settings.execute(trx)).rows[0] };
@@ -230,6 +230,40 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       expect(separate.plan).toBe('hnsw');
       expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);
       expect(together).toEqual(separate);
+    }
+  });
+
+  it('prepares the index walk once per PostgreSQL connection and plans it once, with the rows of a statement planned each time', async () => {
+    const seen = await db.withSubject('big', 'inspecting rows', async (trx) => {
+      const walks: { prepared: unknown; planned: unknown }[] = [];
+      for (const index of [5, 600, 1500]) {
+        const vector = storedVector(near(index % TOPICS, 0.3), MODEL);
+        const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
+        if (restore === undefined) throw new Error('the big subject should walk the index at once');
+        const text = { query: textRankingQuery('big', noFilters, `synthetic memory ${index}`, DEPTH, size.memories), order: TEXT_RANKING_ORDER };
+        const prepared = await walkIndexWith(trx, 'big', vector, DEPTH, restore, text);
+        // The same statement without its mark: sent unnamed, so planned for these values.
+        await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
+        const compiled = sql`with walked as materialized (${hnswQuery(vectorConditions('big', noFilters, vector), vector, DEPTH, restore)}),
+               alongside as materialized (${text.query})
+          select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
+                 (select coalesce(json_agg(alongside order by ${text.order}), '[]') from alongside) as alongside`.compile(trx);
+        const { rows: [planned] } = await trx.executeQuery<{ ids: number[]; alongside: unknown[] }>(compiled);
+        walks.push({ prepared: { ids: prepared.ids, alongside: prepared.alongside }, planned: { ids: planned?.ids.map(Number), alongside: planned?.alongside } });
+      }
+      const { rows: statements } = await sql<{ generic_plans: string; custom_plans: string }>`
+        select generic_plans, custom_plans from pg_prepared_statements where statement like '/* prepared */%with walked as materialized%alongside as materialized%'`.execute(trx);
+      return { walks, statements };
+    });
+    for (const walk of seen.walks) expect(walk.prepared).toEqual(walk.planned);
+    if (engine === 'pglite') {
+      // PGlite's driver sends every statement unnamed.
+      expect(seen.statements).toEqual([]);
+    } else {
+      expect(seen.statements).toHaveLength(1);
+      expect(Number(seen.statements[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
+      expect(Number(seen.statements[0]!.custom_plans)).toBe(0);
     }
   });
 
@@ -272,7 +306,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
 
   it('puts the planner settings back after the walk, for the rest of the transaction', async () => {
     const settings = (trx: Parameters<Parameters<DatabaseHandle['withSubject']>[2]>[0]) =>
-      sql<{ sort: string; jit: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit`.execute(trx);
+      sql<{ sort: string; jit: string; plans: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('plan_cache_mode') as plans`.execute(trx);
     const [before, after, plan] = await db.withSubject('big', 'inspecting rows', async (trx) => {
       const seen = (await settings(trx)).rows[0];
       const ranked = await vectorRanking(trx, 'big', noFilters, storedVector(queries[0]!, MODEL), DEPTH, {
@@ -287,7 +321,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
 
   it('puts them back too when they were applied with the size (recall and remember read both in one statement)', async () => {
     const settings = (trx: Parameters<Parameters<DatabaseHandle['withSubject']>[2]>[0]) =>
-      sql<{ sort: string; jit: string; ef: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('hnsw.ef_search') as ef`.execute(trx);
+      sql<{ sort: string; jit: string; plans: string; ef: string }>`select current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('plan_cache_mode') as plans, current_setting('hnsw.ef_search') as ef`.execute(trx);
     const [before, during, after, plan] = await db.withSubject('big', 'inspecting rows', async (trx) => {
       const seen = (await settings(trx)).rows[0];
       const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
@@ -296,7 +330,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       return [seen, applied, (await settings(trx)).rows[0], ranked.plan];
     });
     const small = await db.withSubject('tiny', 'inspecting rows', (trx) => sizeForVectorRanking(trx, 'tiny', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH));
-    expect(during).toEqual({ sort: 'off', jit: 'off', ef: String(Math.max(100, 2 * DEPTH)) });
+    expect(during).toEqual({ sort: 'off', jit: 'off', plans: 'force_generic_plan', ef: String(Math.max(100, 2 * DEPTH)) });
     expect(plan).toBe('hnsw');
     expect(after).toEqual({ ...before, ef: during?.ef });
     // A small subject is ranked exactly: nothing is applied for it.

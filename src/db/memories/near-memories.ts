@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { cosineDistance, type StoredVector } from '../pgvector.js';
+import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { NO_FILTERS, notExpired } from './filters.js';
 import type { NearMemory } from './records.js';
@@ -96,12 +97,12 @@ async function nearRows(
      where 1 - distance >= ${minSimilarity}
      order by ${among?.text === undefined ? sql`` : sql`text = ${among.text} desc,`} distance, id desc
      limit ${limit}`;
-  if (among?.walk === undefined) return (await sql<NearRow>`${near}`.execute(trx)).rows;
-  const { rows } = await sql<NearRow>`
+  if (among?.walk === undefined) return (await prepared(sql<NearRow>`${near}`).execute(trx)).rows;
+  const { rows } = await prepared(sql<NearRow>`
     with walked as materialized (${among.walk})
     select near.*, (select count(*) from walked) as walked
       from (select 1) as one
-      left join lateral (${near}) as near on true`.execute(trx);
+      left join lateral (${near}) as near on true`).execute(trx);
   return rows;
 }
 

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { notExpired } from './filters.js';
 import type { MemoryRecord } from './records.js';
@@ -44,9 +45,9 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
 /** The subject's live memories with the given ids, in no particular order. */
 export async function fetchMemories(trx: DbTransaction, subject: string, ids: readonly number[], maxChars: number): Promise<MemoryRecord[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sql<MemoryRow>`
+  const { rows } = await prepared(sql<MemoryRow>`
     select ${memoryColumns(maxChars)} from memories
-     where subject = ${subject} and id = any(${ids.map(String)}::bigint[]) and ${notExpired}`.execute(trx);
+     where subject = ${subject} and id = any(${ids.map(String)}::bigint[]) and ${notExpired}`).execute(trx);
   return rows.map(toMemoryRecord);
 }
 

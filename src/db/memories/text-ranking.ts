@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { memoryConditions } from './filters.js';
 import type { MemoryFilters } from './records.js';
@@ -52,7 +53,7 @@ export async function textRanking(
   depth: number,
   subjectMemories: number,
 ): Promise<TextHit[]> {
-  const { rows } = await textRankingQuery(subject, filters, query, depth, subjectMemories).execute(trx);
+  const { rows } = await prepared(textRankingQuery(subject, filters, query, depth, subjectMemories)).execute(trx);
   return rows.map(toTextHit);
 }
 

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { cosineDistance, indexedCosineDistance, isIndexable, type StoredVector } from '../pgvector.js';
+import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { hasFilters, memoryConditions, NO_FILTERS } from './filters.js';
 import type { MemoryFilters } from './records.js';
@@ -57,7 +58,7 @@ export async function vectorRanking<T = never>(
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
     // planner off the approximate index, so the ranking is exact by construction. `alongside` rides in the same
     // statement, so for such a subject both rankings take one round trip.
-    const { rows } = await sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: T[] | null }>`
+    const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: T[] | null }>`
       with ranked as materialized (
         select id, distance, count(*) over () as candidates from (
           select id, ${cosineDistance(vector)} as distance from memories where ${where} limit ${limit + 1}
@@ -67,7 +68,7 @@ export async function vectorRanking<T = never>(
       ${alongside === undefined ? sql`` : sql`, alongside as materialized (${alongside.query})`}
       select (select coalesce(json_agg(id order by distance, id desc), '[]') from ranked) as ids,
              (select max(candidates) from ranked) as candidates,
-             ${alongside === undefined ? sql`null` : sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`} as alongside`.execute(trx);
+             ${alongside === undefined ? sql`null` : sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`} as alongside`).execute(trx);
     const row = rows[0];
     found = row?.alongside ?? undefined;
     if (Number(row?.candidates ?? 0) <= limit) return { ids: (row?.ids ?? []).map(Number), plan: 'exact', alongside: found };
@@ -75,13 +76,13 @@ export async function vectorRanking<T = never>(
 
   const candidates = knownLarge ? options.size.memories : limit + 1;
   // Applied with the size when it showed the subject this large; restored by whichever statement ranks next.
-  const prepared = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
+  const applied = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
   if (walksIndex(vector, candidates, options.size)) {
-    const before = prepared ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
-    const { rows } = await hnswQuery(where, vector, depth, before).execute(trx);
+    const before = applied ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
+    const { rows } = await prepared(hnswQuery(where, vector, depth, before)).execute(trx);
     if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw', alongside: found };
   }
-  return { ids: await exactRanking(trx, where, vector, depth, prepared), plan: 'exact', alongside: found };
+  return { ids: await exactRanking(trx, where, vector, depth, applied), plan: 'exact', alongside: found };
 }
 
 /** A query run in the vector ranking's first statement (vectorRanking, walkIndexWith), with its rows' order. */
@@ -92,10 +93,10 @@ export interface Alongside<T> {
 
 /** The candidates (`where`) nearest to `vector` first, by an exact scan; `restore` puts the walk's settings back. */
 async function exactRanking(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): Promise<number[]> {
-  const { rows } = await sql<{ id: string | number }>`
+  const { rows } = await prepared(sql<{ id: string | number }>`
     select id from memories where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
      order by ${cosineDistance(vector)}, id desc
-     limit ${depth}`.execute(trx);
+     limit ${depth}`).execute(trx);
   return rows.map((row) => Number(row.id));
 }
 
@@ -115,11 +116,11 @@ export async function walkIndexWith<T>(
   alongside: Alongside<T>,
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] }> {
   const where = vectorConditions(subject, NO_FILTERS, vector);
-  const { rows } = await sql<{ ids: (string | number)[]; alongside: T[] }>`
+  const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: T[] }>`
     with walked as materialized (${hnswQuery(where, vector, depth, restore)}),
          alongside as materialized (${alongside.query})
     select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
-           (select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside) as alongside`.execute(trx);
+           (select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside) as alongside`).execute(trx);
   const row = rows[0];
   const walked = (row?.ids ?? []).map(Number);
   const others = row?.alongside ?? [];
@@ -163,14 +164,14 @@ export async function sizeForVectorRanking(
 ): Promise<RankingSize> {
   const known = !hasFilters(filters) && Number.isFinite(exactScanLimit);
   // `alongside` (the subject's write lock) is evaluated in this statement too, sparing its own round trip.
-  const { rows } = await sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
+  const { rows } = await prepared(sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
     with size as materialized (select ${subjectSizeColumns(subject)})
     select memories, table_rows, ${currentPlannerSettings},
            case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
            ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
-      from size`.execute(trx);
+      from size`).execute(trx);
   const row = rows[0];
-  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : { sort: row.sort, jit: row.jit } };
+  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : { sort: row.sort, jit: row.jit, plans: row.plans } };
 }
 
 /**
@@ -193,15 +194,17 @@ function shareOfTable(candidates: number, tableRows: number): number {
  * what was found. Sorting is discouraged because the count has already shown the candidate set is too large to
  * sort; the planner's own row estimates know nothing of one subject's share under these filters. That makes
  * the plan's cost look huge, which must not trigger JIT compilation (measured: 300 ms for a 17 ms query).
+ * The walk's statements are planned once per connection (prepared.ts: a generic plan, kept), which these
+ * settings make the same plan whatever the vector: planning it was a fifth of a large subject's recall.
  */
 export async function configureIterativeScan(trx: DbTransaction, efSearch: number): Promise<PlannerSettings> {
   // The current values are read before they are changed: a select list is evaluated in order.
   const { rows } = await sql<PlannerSettings>`select ${currentPlannerSettings}, ${walkSettings(efSearch)}`.execute(trx);
-  return { sort: rows[0]?.sort ?? 'on', jit: rows[0]?.jit ?? 'on' };
+  return { sort: rows[0]?.sort ?? 'on', jit: rows[0]?.jit ?? 'on', plans: rows[0]?.plans ?? 'auto' };
 }
 
 /** The settings walkSettings changes that outlast the walk's planning, as they are (PlannerSettings' columns). */
-const currentPlannerSettings = sql`current_setting('enable_sort') as sort, current_setting('jit') as jit`;
+const currentPlannerSettings = sql`current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('plan_cache_mode') as plans`;
 
 /** Applies the walk's settings (configureIterativeScan); one text value, never null. */
 function walkSettings(efSearch: number): RawBuilder<string> {
@@ -209,18 +212,21 @@ function walkSettings(efSearch: number): RawBuilder<string> {
     || set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, efSearch)))}, true)
     || set_config('hnsw.max_scan_tuples', '100000', true)
     || set_config('enable_sort', 'off', true)
-    || set_config('jit', 'off', true)`;
+    || set_config('jit', 'off', true)
+    || set_config('plan_cache_mode', 'force_generic_plan', true)`;
 }
 
 /** A condition on no row, true once `restore`'s settings are back: a one-time filter of the statement it is in. */
 function restored(restore: PlannerSettings): RawBuilder<boolean> {
-  return sql<boolean>`(select set_config('enable_sort', ${restore.sort}, true) || set_config('jit', ${restore.jit}, true)) is not null`;
+  return sql<boolean>`(select set_config('enable_sort', ${restore.sort}, true) || set_config('jit', ${restore.jit}, true)
+    || set_config('plan_cache_mode', ${restore.plans}, true)) is not null`;
 }
 
 /** The planner settings configureIterativeScan changes, as they were. */
 export interface PlannerSettings {
   readonly sort: string;
   readonly jit: string;
+  readonly plans: string;
 }
 
 /**
