@@ -10,7 +10,7 @@ import type { RecallStrategy } from '../src/memory/recall-ranking.js';
 
 const showMisses = process.argv.includes('--misses');
 const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
-const { facts, questions, pairs } = loadDevSet();
+const { facts, questions, pairs, spotPairs } = loadDevSet();
 const started = performance.now();
 const quality = await openQualityService(engine);
 const { call, service } = quality;
@@ -58,6 +58,12 @@ console.log('| split | pairs (paraphrase / distinct) | ask: paraphrase listed | 
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const split of ['dev', 'holdout'] as const) console.log(row(split, outcomes.filter((outcome) => outcome.pair.split === split)));
 console.log(row('all', outcomes));
+// The spot check on a subject of its own, so that its stored texts are no candidates for the pairs above.
+const spotStoredId = await seedDedup(call, 'dev-dedup-spot', facts, spotPairs);
+const spotFigures = dedupFigures(await evaluateDedup(call, 'dev-dedup-spot', spotPairs, spotStoredId), spotStoredId);
+console.log(
+  `| spot check (apart) | ${spotFigures.paraphrases} / ${spotFigures.distinct} | ${spotFigures.askRecall.toFixed(3)} | ${spotFigures.askFirst.toFixed(3)} | ${spotFigures.askMaxEntries} | ${spotFigures.skipRecognised.toFixed(3)} | ${spotFigures.distinctLost} | ${spotFigures.distinctListed.toFixed(3)} | ${spotFigures.repliesMissingNear} |`,
+);
 if (showMisses) {
   const describe = (pair: DevPair) => `${pair.id} [${pair.variant}] "${pair.stored}" / "${pair.incoming}"`;
   for (const outcome of outcomes.filter((item) => item.pair.split === 'dev')) {

@@ -7,7 +7,7 @@ export interface DevFact {
   readonly id: string;
   readonly text: string;
 }
-export type Split = 'dev' | 'holdout';
+export type Split = 'dev' | 'holdout' | 'spot';
 export interface DevQuestion {
   readonly id: string;
   readonly category: string;
@@ -26,8 +26,9 @@ export interface DevPair {
 
 const read = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../quality/${name}`, import.meta.url), 'utf8')) as T;
 
-export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairs: DevPair[] } {
-  return { facts: read('facts.json'), questions: read('questions.json'), pairs: read('pairs.json') };
+/** `spotPairs`: a later spot check of the fact comparison (bench/quality/README.md), reported on its own. */
+export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairs: DevPair[]; spotPairs: DevPair[] } {
+  return { facts: read('facts.json'), questions: read('questions.json'), pairs: read('pairs.json'), spotPairs: read('spot-pairs.json') };
 }
 
 export const QUESTION_CATEGORIES = ['paraphrase', 'nowords', 'relation', 'firstperson', 'date', 'number', 'negation'] as const;
@@ -121,9 +122,13 @@ export function dedupFigures(outcomes: readonly DedupOutcome[], storedId: Readon
   };
 }
 
-/** Seeds the dedup subject: every fact of the set as background, then each pair's stored text; pair id → memory id. */
+/**
+ * Seeds the dedup subject: every fact of the set as background, then each pair's stored text, once however many
+ * pairs share it; pair id → memory id.
+ */
 export async function seedDedup(call: CallTool, subject: string, facts: readonly DevFact[], pairs: readonly DevPair[]): Promise<Map<string, number>> {
   await seed(call, subject, facts.map((fact) => ({ key: fact.id, text: fact.text })));
-  const keyOf = await seed(call, subject, pairs.map((pair) => ({ key: pair.id, text: pair.stored })));
-  return new Map([...keyOf].map(([memoryId, key]) => [key, memoryId]));
+  const keyOf = await seed(call, subject, [...new Set(pairs.map((pair) => pair.stored))].map((text) => ({ key: text, text })));
+  const memoryOf = new Map([...keyOf].map(([memoryId, text]) => [text, memoryId]));
+  return new Map(pairs.map((pair) => [pair.id, memoryOf.get(pair.stored)!]));
 }

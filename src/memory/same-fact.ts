@@ -9,8 +9,10 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TEN
  *  - evidence that must agree: no number (digits, spelled out, ordinals: "3rd" = "third" = 3), time of day
  *    (am/pm), month or weekday (so "March 3" = "the 3rd of March"), code or word with digits or single letter
  *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
- *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); and the same things negated
- *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like");
+ *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); the same things negated
+ *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
+ *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); and no verb or
+ *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
  *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
  *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), constructions of one fact made
@@ -51,7 +53,10 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     isSubset(right.codes, left.codes) &&
     setsEqual(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
-    isSubset(right.names, left.words);
+    isSubset(right.names, left.words) &&
+    !rolesSwapped(left, right) &&
+    !rolesSwapped(right, left) &&
+    !tenseChanged(left, right);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
@@ -84,6 +89,15 @@ interface Evidence {
   readonly sequence: readonly string[];
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
+  /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
+  readonly bound: ReadonlyMap<BindingKind, ReadonlySet<string>>;
+  /** Every word's root, names and numbers too, for asking whether the other text has a bound word at all. */
+  readonly roots: ReadonlySet<string>;
+  /** Roots written in a past form ("lived", "stole") and in a present one ("lives"). */
+  readonly pastRoots: ReadonlySet<string>;
+  readonly presentRoots: ReadonlySet<string>;
+  /** The tenses of the text's auxiliaries ("is", "has", "does": present; "was", "had", "did": past). */
+  readonly auxiliaryTenses: ReadonlySet<Tense>;
 }
 
 function evidenceOf(text: string): Evidence {
@@ -96,6 +110,11 @@ function evidenceOf(text: string): Evidence {
   const content = new Set<string>();
   const written = new Map<string, Set<string>>();
   const sequence: string[] = [];
+  const bound = new Map<BindingKind, Set<string>>();
+  const roots = new Set<string>();
+  const pastRoots = new Set<string>();
+  const presentRoots = new Set<string>();
+  const auxiliaryTenses = new Set<Tense>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
@@ -108,6 +127,19 @@ function evidenceOf(text: string): Evidence {
       if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
       words.add(lower);
       sequence.push(lower);
+      if (!STOP_WORDS.has(lower)) roots.add(rootOf(lower));
+      const auxiliary = AUXILIARY_TENSES.get(lower);
+      if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
+      const kind = BINDINGS.get(lower);
+      if (kind !== undefined) {
+        // The first word after it that is not a grammar word: "to the user's sister" → sister.
+        for (let after = index + 1; after < tokens.length; after++) {
+          const object = plainWord(tokens[after]!);
+          if (object === '' || STOP_WORDS.has(object) || POSSESSIVE_DETERMINERS.has(object)) continue;
+          bound.set(kind, (bound.get(kind) ?? new Set()).add(rootOf(object)));
+          break;
+        }
+      }
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
       if (NEGATIONS.has(lower)) {
@@ -165,6 +197,9 @@ function evidenceOf(text: string): Evidence {
         if (GLUE.has(root)) continue;
         content.add(root);
         written.set(root, (written.get(root) ?? new Set()).add(part));
+        const tense = tenseOf(part);
+        if (tense === 'past') pastRoots.add(root);
+        else if (tense === 'present') presentRoots.add(root);
         if (negation) {
           negated.add(root);
           negation = false;
@@ -172,7 +207,68 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, possessive };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses };
+}
+
+/** A token as evidenceOf reads it: lowercase, without trailing punctuation or a possessive "'s". */
+const plainWord = (raw: string): string => raw.replace(/[._:'/-]+$/, '').replace(/'s$/i, '').toLowerCase();
+
+/**
+ * Prepositions that give the word after them a role the same words cannot swap: "flight to Lisbon" is not
+ * "flight from Lisbon", "prefers tea to coffee" is not "prefers coffee to tea". "to", "into", "towards", "than"
+ * and "over" are one kind ("prefers tea to coffee" = "rather tea than coffee" = "tea over coffee"); "from" the other.
+ */
+type BindingKind = 'to' | 'from';
+const BINDINGS = new Map<string, BindingKind>([
+  ...['to', 'into', 'onto', 'towards', 'toward', 'than', 'over'].map((word) => [word, 'to'] as [string, BindingKind]),
+  ['from', 'from'],
+]);
+
+/**
+ * Whether a word the stored text gives a role (`left`, e.g. "coffee" after "to") appears in the incoming text in
+ * another one: the incoming text has the word but not after that kind of preposition, while it either binds that
+ * kind to another word ("prefers coffee to tea") or binds this word to another kind ("from Lisbon"). Words that
+ * differ are not a swap: the coverage of the content words judges those.
+ */
+function rolesSwapped(left: Evidence, right: Evidence): boolean {
+  for (const [kind, words] of left.bound) {
+    const rightKind = right.bound.get(kind);
+    for (const word of words) {
+      if (!right.roots.has(word) || rightKind?.has(word) === true) continue;
+      if (rightKind !== undefined || [...right.bound.values()].some((other) => other.has(word))) return true;
+    }
+  }
+  return false;
+}
+
+type Tense = 'past' | 'present';
+const AUXILIARY_TENSES = new Map<string, Tense>([
+  ...['is', 'are', 'am', 'has', 'does'].map((word) => [word, 'present'] as [string, Tense]),
+  ...['was', 'were', 'had', 'did'].map((word) => [word, 'past'] as [string, Tense]),
+]);
+
+/** "lived", "stole": past; "lives": present; other forms (base, "-ing", nouns) say nothing. */
+function tenseOf(word: string): Tense | undefined {
+  if (IRREGULAR_VERBS.has(word) || /\p{L}{2,}ed$/u.test(word)) return 'past';
+  if (/\p{L}{2,}[^su']s$/u.test(word)) return 'present';
+  return undefined;
+}
+
+/**
+ * "The user's brother lives in Sydney" is not "… lived in Sydney", nor "was a nurse" "is a nurse": the same verb
+ * in the past in one text and in the present in the other, or auxiliaries only in the past in one and only in the
+ * present in the other. Either text may say it without a tense ("got married" / "anniversary is").
+ */
+function tenseChanged(left: Evidence, right: Evidence): boolean {
+  const onlyPast = (evidence: Evidence, root: string) => evidence.pastRoots.has(root) && !evidence.presentRoots.has(root);
+  const onlyPresent = (evidence: Evidence, root: string) => evidence.presentRoots.has(root) && !evidence.pastRoots.has(root);
+  const verbChanged = [...left.pastRoots, ...left.presentRoots].some(
+    (root) => (onlyPast(left, root) && onlyPresent(right, root)) || (onlyPresent(left, root) && onlyPast(right, root)),
+  );
+  const single = (tenses: ReadonlySet<Tense>) => (tenses.size === 1 ? [...tenses][0] : undefined);
+  const leftAuxiliary = single(left.auxiliaryTenses);
+  const rightAuxiliary = single(right.auxiliaryTenses);
+  return verbChanged || (leftAuxiliary !== undefined && rightAuxiliary !== undefined && leftAuxiliary !== rightAuxiliary);
 }
 
 /**
@@ -306,9 +402,13 @@ function rephrase(text: string): string {
     .replace(new RegExp(`${OWNER} favourite ((?:[\\p{L}-]+ )?)team (?:is|are|was|were)\\b`, 'gu'), '$1 supports $2')
     .replace(/\b(?:is|are|was|were) an? (?:fan|supporter) of\b/gi, 'supports')
     .replace(/\b(?:is|are|was|were) an? ((?:\p{Lu}[\p{L}-]* )+)(?:fan|supporter)\b/gu, 'supports $1')
-    .replace(/\b(?:resides?|resided|residing) in\b/gi, 'lives in')
-    .replace(new RegExp(`${OWNER} home (?:is|was) in\\b`, 'gu'), '$1 lives in')
-    .replace(new RegExp(`${OWNER} employer (?:is|was)\\b`, 'gu'), '$1 works for')
+    .replace(/\b(?:resides?|residing) in\b/gi, 'lives in')
+    .replace(/\bresided in\b/gi, 'lived in')
+    // The tense stays: "home was in Leeds" is not "lives in Leeds" (see tenseChanged).
+    .replace(new RegExp(`${OWNER} home is in\\b`, 'gu'), '$1 lives in')
+    .replace(new RegExp(`${OWNER} home was in\\b`, 'gu'), '$1 lived in')
+    .replace(new RegExp(`${OWNER} employer is\\b`, 'gu'), '$1 works for')
+    .replace(new RegExp(`${OWNER} employer was\\b`, 'gu'), '$1 worked for')
     .replace(new RegExp(`${OWNER} birthplace (?:is|was)\\b`, 'gu'), '$1 was born in')
     .replace(/\b(?:is|are|was|were|got|gets) married to\b/gi, 'spouse');
 }
@@ -320,10 +420,18 @@ const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', mon
 
 /** Stem of a content word, with irregular verb forms and common synonyms made one. */
 function rootOf(word: string): string {
-  const base = WORD_FORMS.get(word) ?? word;
-  const root = stemmer(base);
-  return SYNONYMS.get(root) ?? root;
+  let root = ROOTS.get(word);
+  if (root === undefined) {
+    const stem = stemmer(WORD_FORMS.get(word) ?? word);
+    root = SYNONYMS.get(stem) ?? stem;
+    // Remembered: a long text repeats its words, and every word is looked up at least twice (roots, content).
+    if (ROOTS.size >= MOST_ROOTS) ROOTS.clear();
+    ROOTS.set(word, root);
+  }
+  return root;
 }
+const ROOTS = new Map<string, string>();
+const MOST_ROOTS = 50_000;
 
 /** How long the shorter of two stems must be, and by how much the longer may extend it, for them to match. */
 const MIN_SHARED_STEM = 5;

@@ -22,7 +22,7 @@ const FLOORS = {
   skipRecognised: 0.9,
 };
 
-const { facts, questions, pairs } = loadDevSet();
+const { facts, questions, pairs, spotPairs } = loadDevSet();
 
 describe.each(engines)('development-set quality on %s', (engine) => {
   let server: TestServer;
@@ -68,5 +68,16 @@ describe.each(engines)('development-set quality on %s', (engine) => {
     expect(figures.distinctLost).toBe(0);
     // Every reply whose message says similar memories exist carries them.
     expect(figures.repliesMissingNear).toBe(0);
+  });
+
+  // The spot check found skip_if_near dropping facts whose words a stored one repeats in other roles or another
+  // tense ("flight from Lisbon" / "to Lisbon", "prefers coffee to tea" / "tea to coffee", "lived" / "lives"). Its
+  // paraphrases are not held to a floor: it was written to probe, and recognises fewer (bench/README.md).
+  it(`keeps every distinct fact of the spot check (${spotPairs.length} pairs)`, { timeout: 300_000 }, async () => {
+    const subject = 'quality-dedup-spot';
+    const storedId = await seedDedup(call, subject, facts, spotPairs);
+    const outcomes = await evaluateDedup(call, subject, spotPairs, storedId);
+    expect(outcomes.filter((outcome) => outcome.pair.kind === 'distinct' && outcome.skippedAs !== undefined).map((outcome) => outcome.pair.id)).toEqual([]);
+    expect(dedupFigures(outcomes, storedId).repliesMissingNear).toBe(0);
   });
 });

@@ -46,6 +46,12 @@ describe('sameFact', () => {
     ['The user is a keen cold-water swimmer.', 'The user swims in cold water.'],
     ['The user writes crime novels.', 'The user is a crime novel writer.'],
     ['The user sails on weekends.', 'The user is a weekend sailor.'],
+    // The same roles after "to" and "from", in either order; a tense on one side only; a tense restated.
+    ['The user moved from Leeds to London.', 'The user moved to London from Leeds.'],
+    ['The user prefers tea to coffee.', 'The user prefers tea.'],
+    ['The user has visited Rome twice.', 'The user visited Rome twice.'],
+    ['The user resided in York.', 'The user lived in York.'],
+    ['The user lived in Leeds.', "The user's home was in Leeds."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -118,6 +124,20 @@ describe('sameFact', () => {
     ["The user doesn't play golf.", 'The user is a golfer.'],
     ['The user is a swimmer.', 'The user swims competitively in the sea.'],
     ['The user let the flat to a student.', 'The user is a letter writer.'],
+    // The same words in other roles: direction, and what is preferred to what.
+    ["The user's flight to Lisbon leaves on 5 May.", "The user's flight from Lisbon leaves on 5 May."],
+    ['The user moved from Leeds to London.', 'The user moved from London to Leeds.'],
+    ['The user prefers tea to coffee.', 'The user prefers coffee to tea.'],
+    ['The user would rather drink tea than coffee.', 'The user prefers coffee to tea.'],
+    ['The user prefers tea over coffee.', 'The user prefers coffee over tea.'],
+    ['The user likes cats more than dogs.', 'The user likes dogs more than cats.'],
+    // The same verb or auxiliary in the past on one side and in the present on the other.
+    ["The user's brother Tom lives in Sydney.", "The user's brother Tom lived in Sydney."],
+    ['The user lives in Leeds.', "The user's home was in Leeds."],
+    ['The user works for Acme.', "The user's employer was Acme."],
+    ['The user was a nurse.', 'The user is a nurse.'],
+    ['The user has two cats.', 'The user had two cats.'],
+    ['The user is retired.', 'The user retires next year.'],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
