@@ -11,8 +11,9 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TEN
  *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
  *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); the same things negated
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
- *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); and no verb or
- *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was");
+ *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); no verb or
+ *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
+ *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
  *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
  *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), constructions of one fact made
@@ -56,7 +57,8 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     isSubset(right.names, left.words) &&
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
-    !tenseChanged(left, right);
+    !tenseChanged(left, right) &&
+    setsEqual(left.qualifiers, right.qualifiers);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
@@ -98,6 +100,8 @@ interface Evidence {
   readonly presentRoots: ReadonlySet<string>;
   /** The tenses of the text's auxiliaries ("is", "has", "does": present; "was", "had", "did": past). */
   readonly auxiliaryTenses: ReadonlySet<Tense>;
+  /** Kinds of words that change whether the rest holds ("wants to", "might", "used to", "rarely", "former"). */
+  readonly qualifiers: ReadonlySet<Qualifier>;
 }
 
 function evidenceOf(text: string): Evidence {
@@ -115,6 +119,7 @@ function evidenceOf(text: string): Evidence {
   const pastRoots = new Set<string>();
   const presentRoots = new Set<string>();
   const auxiliaryTenses = new Set<Tense>();
+  const qualifiers = new Set<Qualifier>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
@@ -128,6 +133,9 @@ function evidenceOf(text: string): Evidence {
       words.add(lower);
       sequence.push(lower);
       if (!STOP_WORDS.has(lower)) roots.add(rootOf(lower));
+      // "May" the month is no "may".
+      const qualifier = word === 'May' ? undefined : qualifierOf(lower, tokens[index + 1]?.toLowerCase());
+      if (qualifier !== undefined) qualifiers.add(qualifier);
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
       const kind = BINDINGS.get(lower);
@@ -207,7 +215,43 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+}
+
+/**
+ * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
+ * move" "is moving", "used to play" "plays", "rarely drinks" "drinks", "former smoker" "smoker". The incoming text
+ * may say less than the stored one, but never by leaving one of these out (or bringing one in): their kinds must
+ * agree, as negation must. Words of one kind stand for each other ("wants to" = "would like to" = "hopes to").
+ */
+type Qualifier = 'intent' | 'possibility' | 'attempt' | 'nearly' | 'past habit' | 'infrequent' | 'partial' | 'former';
+const QUALIFIERS = new Map<string, Qualifier>([
+  ...variantsOf('want hope plan intend aim consider dream').map((word) => [word, 'intent'] as [string, Qualifier]),
+  ...['might', 'may', 'could', 'possibly', 'perhaps', 'maybe'].map((word) => [word, 'possibility'] as [string, Qualifier]),
+  ...variantsOf('try attempt').map((word) => [word, 'attempt'] as [string, Qualifier]),
+  ...['almost', 'nearly', 'barely'].map((word) => [word, 'nearly'] as [string, Qualifier]),
+  ...['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly'].map((word) => [word, 'infrequent'] as [string, Qualifier]),
+  ...['half', 'partly', 'partially'].map((word) => [word, 'partial'] as [string, Qualifier]),
+  ...['former', 'formerly', 'previous', 'previously'].map((word) => [word, 'former'] as [string, Qualifier]),
+]);
+
+/** A verb's written forms: "plan" → plan, plans, planned, planning. */
+function variantsOf(verbs: string): string[] {
+  return verbs.split(' ').flatMap((verb) => {
+    const stem = verb.endsWith('e') ? verb.slice(0, -1) : verb;
+    const doubled = /[^aeiou][aeiou][bdgmnpt]$/.test(verb) ? verb + verb.at(-1) : stem;
+    const third = verb.endsWith('y') && !/[aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies` : `${verb}s`;
+    const past = verb.endsWith('y') && !/[aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ied` : `${doubled}ed`;
+    return [verb, third, past, `${doubled}ing`];
+  });
+}
+
+/** The qualifier a word (with the word after it) is, if any: "would like"/"would love" intend, "used to" is a past habit. */
+function qualifierOf(word: string, next: string | undefined): Qualifier | undefined {
+  if (word === 'would' && (next === 'like' || next === 'love')) return 'intent';
+  if (word === 'thinking' && (next === 'about' || next === 'of')) return 'intent';
+  if (word === 'used' && next === 'to') return 'past habit';
+  return QUALIFIERS.get(word);
 }
 
 /** A token as evidenceOf reads it: lowercase, without trailing punctuation or a possessive "'s". */
