@@ -132,7 +132,7 @@ function evidenceOf(text: string): Evidence {
       if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
       words.add(lower);
       sequence.push(lower);
-      if (!STOP_WORDS.has(lower)) roots.add(rootOf(lower));
+      if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       // "May" the month is no "may".
       const qualifier = word === 'May' ? undefined : qualifierOf(lower, tokens[index + 1]?.toLowerCase());
       if (qualifier !== undefined) qualifiers.add(qualifier);
@@ -143,7 +143,7 @@ function evidenceOf(text: string): Evidence {
         // The first word after it that is not a grammar word: "to the user's sister" → sister.
         for (let after = index + 1; after < tokens.length; after++) {
           const object = plainWord(tokens[after]!);
-          if (object === '' || STOP_WORDS.has(object) || POSSESSIVE_DETERMINERS.has(object)) continue;
+          if (object === '' || (STOP_WORDS.has(object) && !PARTICIPANTS.has(object)) || POSSESSIVE_DETERMINERS.has(object)) continue;
           bound.set(kind, (bound.get(kind) ?? new Set()).add(rootOf(object)));
           break;
         }
@@ -220,20 +220,24 @@ function evidenceOf(text: string): Evidence {
 
 /**
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
- * move" "is moving", "used to play" "plays", "rarely drinks" "drinks", "former smoker" "smoker". The incoming text
- * may say less than the stored one, but never by leaving one of these out (or bringing one in): their kinds must
+ * move" "is moving", "used to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks", "former
+ * smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
+ * bringing one in): their kinds must
  * agree, as negation must. Words of one kind stand for each other ("wants to" = "would like to" = "hopes to").
  */
-type Qualifier = 'intent' | 'possibility' | 'attempt' | 'nearly' | 'past habit' | 'infrequent' | 'partial' | 'former';
+type Qualifier = 'intent' | 'possibility' | 'attempt' | 'ceased' | 'nearly' | 'past habit' | 'infrequent' | 'partial' | 'former';
 const QUALIFIERS = new Map<string, Qualifier>([
   ...variantsOf('want hope plan intend aim consider dream').map((word) => [word, 'intent'] as [string, Qualifier]),
   ...['might', 'may', 'could', 'possibly', 'perhaps', 'maybe'].map((word) => [word, 'possibility'] as [string, Qualifier]),
   ...variantsOf('try attempt').map((word) => [word, 'attempt'] as [string, Qualifier]),
+  ...[...variantsOf('stop cease'), 'quit', 'quits', 'quitting'].map((word) => [word, 'ceased'] as [string, Qualifier]),
   ...['almost', 'nearly', 'barely'].map((word) => [word, 'nearly'] as [string, Qualifier]),
   ...['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly'].map((word) => [word, 'infrequent'] as [string, Qualifier]),
   ...['half', 'partly', 'partially'].map((word) => [word, 'partial'] as [string, Qualifier]),
   ...['former', 'formerly', 'previous', 'previously'].map((word) => [word, 'former'] as [string, Qualifier]),
 ]);
+
+const GIVE = new Set(['give', 'gives', 'gave', 'given', 'giving']);
 
 /** A verb's written forms: "plan" → plan, plans, planned, planning. */
 function variantsOf(verbs: string): string[] {
@@ -248,6 +252,7 @@ function variantsOf(verbs: string): string[] {
 
 /** The qualifier a word (with the word after it) is, if any: "would like"/"would love" intend, "used to" is a past habit. */
 function qualifierOf(word: string, next: string | undefined): Qualifier | undefined {
+  if (GIVE.has(word) && next === 'up') return 'ceased';
   if (word === 'would' && (next === 'like' || next === 'love')) return 'intent';
   if (word === 'thinking' && (next === 'about' || next === 'of')) return 'intent';
   if (word === 'used' && next === 'to') return 'past habit';
@@ -263,6 +268,8 @@ const plainWord = (raw: string): string => raw.replace(/[._:'/-]+$/, '').replace
  * and "over" are one kind ("prefers tea to coffee" = "rather tea than coffee" = "tea over coffee"); "from" the other.
  */
 type BindingKind = 'to' | 'from';
+/** Grammar words that still name someone a preposition can bind: "taller than the user" is not "than Sam". */
+const PARTICIPANTS = new Set(['user']);
 const BINDINGS = new Map<string, BindingKind>([
   ...['to', 'into', 'onto', 'towards', 'toward', 'than', 'over'].map((word) => [word, 'to'] as [string, BindingKind]),
   ['from', 'from'],
