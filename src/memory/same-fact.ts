@@ -222,8 +222,8 @@ function evidenceOf(text: string): Evidence {
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
  * move" "is moving", "used to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks", "former
  * smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
- * bringing one in): their kinds must
- * agree, as negation must. Words of one kind stand for each other ("wants to" = "would like to" = "hopes to").
+ * bringing one in): their kinds must agree, as negation must. Words of one kind stand for each other ("wants to" =
+ * "would like to" = "hopes to").
  */
 type Qualifier = 'intent' | 'possibility' | 'attempt' | 'ceased' | 'nearly' | 'past habit' | 'infrequent' | 'partial' | 'former';
 const QUALIFIERS = new Map<string, Qualifier>([
