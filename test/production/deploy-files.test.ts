@@ -122,7 +122,10 @@ describe('.dockerignore', () => {
     const missing: string[] = [];
     for (const file of readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
       if (!file.endsWith('.ts')) continue;
-      for (const [, specifier] of read(join('src', file)).matchAll(/(?:\bfrom|\bimport\()\s*'([^'.][^']*)'/g)) {
+      // Import and export statements (to their semicolon), side-effect imports and import(): not any "from '" in code.
+      const imports = /^\s*(?:import|export)\s[^;]*?\sfrom\s*'([^'.][^']*)'|^\s*import\s*'([^'.][^']*)'|\bimport\(\s*'([^'.][^']*)'/gm;
+      for (const match of read(join('src', file)).matchAll(imports)) {
+        const specifier = match[1] ?? match[2] ?? match[3];
         if (specifier === undefined || specifier.startsWith('node:')) continue;
         const parts = specifier.split('/');
         const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
