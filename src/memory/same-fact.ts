@@ -220,16 +220,32 @@ function evidenceOf(text: string): Evidence {
 
 /**
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
- * move" "is moving", "used to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks", "former
- * smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
+ * move" "is moving", "thinks Sam is allergic" "Sam is allergic", "afraid of losing their job" "lost their job",
+ * "should drink" "drinks", "used to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks",
+ * "former smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
  * bringing one in): their kinds must agree, as negation must. Words of one kind stand for each other ("wants to" =
  * "would like to" = "hopes to").
  */
-type Qualifier = 'intent' | 'possibility' | 'attempt' | 'ceased' | 'nearly' | 'past habit' | 'infrequent' | 'partial' | 'former';
+type Qualifier =
+  | 'intent'
+  | 'possibility'
+  | 'belief'
+  | 'fear'
+  | 'obligation'
+  | 'attempt'
+  | 'ceased'
+  | 'nearly'
+  | 'past habit'
+  | 'infrequent'
+  | 'partial'
+  | 'former';
 const QUALIFIERS = new Map<string, Qualifier>([
-  ...variantsOf('want hope plan intend aim consider dream').map((word) => [word, 'intent'] as [string, Qualifier]),
-  ...['might', 'may', 'could', 'possibly', 'perhaps', 'maybe'].map((word) => [word, 'possibility'] as [string, Qualifier]),
-  ...variantsOf('try attempt').map((word) => [word, 'attempt'] as [string, Qualifier]),
+  ...[...variantsOf('want hope plan intend aim consider dream wish offer'), 'goal', 'goals', 'ambition'].map((word) => [word, 'intent'] as [string, Qualifier]),
+  ...['might', 'may', 'could', 'possibly', 'perhaps', 'maybe', 'probably'].map((word) => [word, 'possibility'] as [string, Qualifier]),
+  ...[...variantsOf('believe suspect assume guess'), 'think', 'thinks', 'thought'].map((word) => [word, 'belief'] as [string, Qualifier]),
+  ...[...variantsOf('fear worry'), 'afraid', 'scared', 'frightened', 'anxious', 'nervous'].map((word) => [word, 'fear'] as [string, Qualifier]),
+  ...[...variantsOf('need'), 'should', 'must', 'ought', 'supposed'].map((word) => [word, 'obligation'] as [string, Qualifier]),
+  ...variantsOf('try attempt apply').map((word) => [word, 'attempt'] as [string, Qualifier]),
   ...[...variantsOf('stop cease'), 'quit', 'quits', 'quitting'].map((word) => [word, 'ceased'] as [string, Qualifier]),
   ...['almost', 'nearly', 'barely'].map((word) => [word, 'nearly'] as [string, Qualifier]),
   ...['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly'].map((word) => [word, 'infrequent'] as [string, Qualifier]),
@@ -244,7 +260,7 @@ function variantsOf(verbs: string): string[] {
   return verbs.split(' ').flatMap((verb) => {
     const stem = verb.endsWith('e') ? verb.slice(0, -1) : verb;
     const doubled = /[^aeiou][aeiou][bdgmnpt]$/.test(verb) ? verb + verb.at(-1) : stem;
-    const third = verb.endsWith('y') && !/[aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies` : `${verb}s`;
+    const third = verb.endsWith('y') && !/[aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies` : /(?:s|sh|ch|x|z)$/.test(verb) ? `${verb}es` : `${verb}s`;
     const past = verb.endsWith('y') && !/[aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ied` : `${doubled}ed`;
     return [verb, third, past, `${doubled}ing`];
   });
@@ -253,6 +269,7 @@ function variantsOf(verbs: string): string[] {
 /** The qualifier a word (with the word after it) is, if any: "would like"/"would love" intend, "used to" is a past habit. */
 function qualifierOf(word: string, next: string | undefined): Qualifier | undefined {
   if (GIVE.has(word) && next === 'up') return 'ceased';
+  if ((word === 'has' || word === 'have' || word === 'had') && next === 'to') return 'obligation';
   if (word === 'would' && (next === 'like' || next === 'love')) return 'intent';
   if (word === 'thinking' && (next === 'about' || next === 'of')) return 'intent';
   if (word === 'used' && next === 'to') return 'past habit';

@@ -56,6 +56,8 @@ describe('sameFact', () => {
     ['The user hopes to visit Japan.', 'The user is hoping to visit Japan.'],
     ['The user may move to Canada.', 'The user might move to Canada.'],
     ['The user quit smoking in 2020.', 'The user stopped smoking in 2020.'],
+    ['The user is scared of flying.', 'The user has a fear of flying.'],
+    ['The user believes Sam is allergic to nuts.', 'The user thinks Sam is allergic to nuts.'],
     ['The user gave a book to Sam.', 'The user gave Sam a book.'],
     // "May" the month is no "may".
     ["The user's flight leaves on 5 May.", "On May 5th the user's flight leaves."],
@@ -160,6 +162,14 @@ describe('sameFact', () => {
     ['The user is a former smoker.', 'The user is a smoker.'],
     ['The user stopped eating meat.', 'The user eats meat.'],
     ['The user gave up coffee in 2020.', 'The user drinks coffee.'],
+    ['The user thinks Sam is allergic to nuts.', 'Sam is allergic to nuts.'],
+    ['The user is afraid of losing their job.', 'The user lost their job.'],
+    ["The user's goal is to run a marathon.", 'The user ran a marathon.'],
+    ['The user wishes they had learned piano.', 'The user learned piano.'],
+    ['The user applied for a job at Google.', 'The user works at Google.'],
+    ['The user should drink more water.', 'The user drinks water.'],
+    ['The user needs to book a dentist appointment.', 'The user has a dentist appointment.'],
+    ['The user has to take insulin daily.', 'The user takes insulin daily.'],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
