@@ -134,7 +134,7 @@ function evidenceOf(text: string): Evidence {
       sequence.push(lower);
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       // "May" the month is no "may".
-      const qualifier = word === 'May' ? undefined : qualifierOf(lower, tokens[index + 1]?.toLowerCase());
+      const qualifier = word === 'May' ? undefined : qualifierOf(lower, tokens[index + 1]?.toLowerCase(), tokens[index + 2]?.toLowerCase());
       if (qualifier !== undefined) qualifiers.add(qualifier);
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
@@ -221,8 +221,8 @@ function evidenceOf(text: string): Evidence {
 /**
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
  * move" "is moving", "thinks Sam is allergic" "Sam is allergic", "afraid of losing their job" "lost their job",
- * "should drink" "drinks", "used to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks",
- * "former smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
+ * "should drink" "drinks", "drinks coffee if tired" "drinks coffee", "earns more than 50,000" "earns 50,000", "used
+ * to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks", "former smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
  * bringing one in): their kinds must agree, as negation must. Words of one kind stand for each other ("wants to" =
  * "would like to" = "hopes to").
  */
@@ -232,6 +232,8 @@ type Qualifier =
   | 'belief'
   | 'fear'
   | 'obligation'
+  | 'condition'
+  | 'bound'
   | 'attempt'
   | 'ceased'
   | 'nearly'
@@ -242,14 +244,15 @@ type Qualifier =
 const QUALIFIERS = new Map<string, Qualifier>([
   ...[...variantsOf('want hope plan intend aim consider dream wish offer'), 'goal', 'goals', 'ambition'].map((word) => [word, 'intent'] as [string, Qualifier]),
   ...['might', 'may', 'could', 'possibly', 'perhaps', 'maybe', 'probably'].map((word) => [word, 'possibility'] as [string, Qualifier]),
-  ...[...variantsOf('believe suspect assume guess'), 'think', 'thinks', 'thought'].map((word) => [word, 'belief'] as [string, Qualifier]),
+  ...[...variantsOf('believe suspect assume guess claim pretend seem appear'), 'think', 'thinks', 'thought'].map((word) => [word, 'belief'] as [string, Qualifier]),
   ...[...variantsOf('fear worry'), 'afraid', 'scared', 'frightened', 'anxious', 'nervous'].map((word) => [word, 'fear'] as [string, Qualifier]),
   ...[...variantsOf('need'), 'should', 'must', 'ought', 'supposed'].map((word) => [word, 'obligation'] as [string, Qualifier]),
   ...variantsOf('try attempt apply').map((word) => [word, 'attempt'] as [string, Qualifier]),
   ...[...variantsOf('stop cease'), 'quit', 'quits', 'quitting'].map((word) => [word, 'ceased'] as [string, Qualifier]),
   ...['almost', 'nearly', 'barely'].map((word) => [word, 'nearly'] as [string, Qualifier]),
   ...['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly'].map((word) => [word, 'infrequent'] as [string, Qualifier]),
-  ...['half', 'partly', 'partially'].map((word) => [word, 'partial'] as [string, Qualifier]),
+  ...['half', 'partly', 'partially', 'most'].map((word) => [word, 'partial'] as [string, Qualifier]),
+  ...['if', 'unless', 'except', 'excluding', 'provided'].map((word) => [word, 'condition'] as [string, Qualifier]),
   ...['former', 'formerly', 'previous', 'previously'].map((word) => [word, 'former'] as [string, Qualifier]),
 ]);
 
@@ -266,13 +269,22 @@ function variantsOf(verbs: string): string[] {
   });
 }
 
-/** The qualifier a word (with the word after it) is, if any: "would like"/"would love" intend, "used to" is a past habit. */
-function qualifierOf(word: string, next: string | undefined): Qualifier | undefined {
+/**
+ * The qualifier a word is, if any, read with the two words after it: "would like" intends, "would" alone is a
+ * possibility ("would rather" was made "prefers"), "used to" is a past habit, "has to" an obligation, and "more
+ * than", "at least", "up to", "over" and "under" bound a number ("more than 50,000", "over ten years"; not "likes
+ * cats more than dogs").
+ */
+function qualifierOf(word: string, next: string | undefined, afterNext: string | undefined): Qualifier | undefined {
+  const isNumber = (token: string | undefined) => token !== undefined && (/^\d/.test(token) || numberValue(token) !== undefined);
   if (GIVE.has(word) && next === 'up') return 'ceased';
   if ((word === 'has' || word === 'have' || word === 'had') && next === 'to') return 'obligation';
-  if (word === 'would' && (next === 'like' || next === 'love')) return 'intent';
+  if (word === 'would') return next === 'like' || next === 'love' ? 'intent' : 'possibility';
   if (word === 'thinking' && (next === 'about' || next === 'of')) return 'intent';
   if (word === 'used' && next === 'to') return 'past habit';
+  if ((word === 'more' || word === 'less' || word === 'fewer') && next === 'than' && isNumber(afterNext)) return 'bound';
+  if ((word === 'at' && (next === 'least' || next === 'most')) || (word === 'up' && next === 'to' && isNumber(afterNext))) return 'bound';
+  if ((word === 'over' || word === 'under') && isNumber(next)) return 'bound';
   return QUALIFIERS.get(word);
 }
 
