@@ -257,6 +257,9 @@ const QUALIFIERS = new Map<string, Qualifier>([
 ]);
 
 const GIVE = new Set(['give', 'gives', 'gave', 'given', 'giving']);
+/** Every word qualifierOf may answer for: one look-up for the rest of a text's words. */
+const QUALIFYING = new Set([...QUALIFIERS.keys(), ...GIVE, 'has', 'have', 'had', 'would', 'thinking', 'used', 'more', 'less', 'fewer', 'at', 'up', 'over', 'under']);
+const isNumber = (token: string | undefined): boolean => token !== undefined && (/^\d/.test(token) || numberValue(token) !== undefined);
 
 /** A verb's written forms: "plan" → plan, plans, planned, planning. */
 function variantsOf(verbs: string): string[] {
@@ -276,7 +279,7 @@ function variantsOf(verbs: string): string[] {
  * cats more than dogs").
  */
 function qualifierOf(word: string, next: string | undefined, afterNext: string | undefined): Qualifier | undefined {
-  const isNumber = (token: string | undefined) => token !== undefined && (/^\d/.test(token) || numberValue(token) !== undefined);
+  if (!QUALIFYING.has(word)) return undefined;
   if (GIVE.has(word) && next === 'up') return 'ceased';
   if ((word === 'has' || word === 'have' || word === 'had') && next === 'to') return 'obligation';
   if (word === 'would') return next === 'like' || next === 'love' ? 'intent' : 'possibility';
