@@ -222,9 +222,10 @@ function evidenceOf(text: string): Evidence {
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
  * move" "is moving", "thinks Sam is allergic" "Sam is allergic", "afraid of losing their job" "lost their job",
  * "should drink" "drinks", "drinks coffee if tired" "drinks coffee", "earns more than 50,000" "earns 50,000", "used
- * to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks", "former smoker" "smoker". The incoming text may say less than the stored one, but never by leaving one of these out (or
- * bringing one in): their kinds must agree, as negation must. Words of one kind stand for each other ("wants to" =
- * "would like to" = "hopes to").
+ * to play" "plays", "stopped eating meat" "eats meat", "rarely drinks" "drinks", "former smoker" "smoker". The
+ * incoming text may say less than the stored one, but never by leaving one of these out (or bringing one in): their
+ * kinds must agree, as negation must. Words of one kind stand for each other ("wants to" = "would like to" = "hopes
+ * to").
  */
 type Qualifier =
   | 'intent'
