@@ -126,15 +126,17 @@ function evidenceOf(text: string): Evidence {
     const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
     let negation = false;
     tokens.forEach((raw, index) => {
-      const word = raw.replace(/[._:'/-]+$/, '').replace(/'s$/i, '');
+      const word = bareWord(raw);
       const lower = word.toLowerCase();
       if (lower === '') return;
       if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
       words.add(lower);
       sequence.push(lower);
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
+      const next = tokens[index + 1]?.toLowerCase();
+      const previous = tokens[index - 1]?.toLowerCase();
       // "May" the month is no "may".
-      const qualifier = word === 'May' ? undefined : qualifierOf(lower, tokens[index + 1]?.toLowerCase(), tokens[index + 2]?.toLowerCase());
+      const qualifier = word === 'May' ? undefined : qualifierOf(lower, next, tokens[index + 2]?.toLowerCase());
       if (qualifier !== undefined) qualifiers.add(qualifier);
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
@@ -142,14 +144,12 @@ function evidenceOf(text: string): Evidence {
       if (kind !== undefined) {
         // The first word after it that is not a grammar word: "to the user's sister" → sister.
         for (let after = index + 1; after < tokens.length; after++) {
-          const object = plainWord(tokens[after]!);
+          const object = bareWord(tokens[after]!).toLowerCase();
           if (object === '' || (STOP_WORDS.has(object) && !PARTICIPANTS.has(object)) || POSSESSIVE_DETERMINERS.has(object)) continue;
           bound.set(kind, (bound.get(kind) ?? new Set()).add(rootOf(object)));
           break;
         }
       }
-      const next = tokens[index + 1]?.toLowerCase();
-      const previous = tokens[index - 1]?.toLowerCase();
       if (NEGATIONS.has(lower)) {
         negation = true;
         return;
@@ -243,18 +243,18 @@ type Qualifier =
   | 'partial'
   | 'former';
 const QUALIFIERS = new Map<string, Qualifier>([
-  ...[...variantsOf('want hope plan intend aim consider dream wish offer'), 'goal', 'goals', 'ambition'].map((word) => [word, 'intent'] as [string, Qualifier]),
-  ...['might', 'may', 'could', 'possibly', 'perhaps', 'maybe', 'probably'].map((word) => [word, 'possibility'] as [string, Qualifier]),
-  ...[...variantsOf('believe suspect assume guess claim pretend seem appear'), 'think', 'thinks', 'thought'].map((word) => [word, 'belief'] as [string, Qualifier]),
-  ...[...variantsOf('fear worry'), 'afraid', 'scared', 'frightened', 'anxious', 'nervous'].map((word) => [word, 'fear'] as [string, Qualifier]),
-  ...[...variantsOf('need'), 'should', 'must', 'ought', 'supposed'].map((word) => [word, 'obligation'] as [string, Qualifier]),
-  ...variantsOf('try attempt apply').map((word) => [word, 'attempt'] as [string, Qualifier]),
-  ...[...variantsOf('stop cease'), 'quit', 'quits', 'quitting'].map((word) => [word, 'ceased'] as [string, Qualifier]),
-  ...['almost', 'nearly', 'barely'].map((word) => [word, 'nearly'] as [string, Qualifier]),
-  ...['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly'].map((word) => [word, 'infrequent'] as [string, Qualifier]),
-  ...['half', 'partly', 'partially', 'most'].map((word) => [word, 'partial'] as [string, Qualifier]),
-  ...['if', 'unless', 'except', 'excluding', 'provided'].map((word) => [word, 'condition'] as [string, Qualifier]),
-  ...['former', 'formerly', 'previous', 'previously'].map((word) => [word, 'former'] as [string, Qualifier]),
+  ...each('intent', [...variantsOf('want hope plan intend aim consider dream wish offer'), 'goal', 'goals', 'ambition']),
+  ...each('possibility', ['might', 'may', 'could', 'possibly', 'perhaps', 'maybe', 'probably']),
+  ...each('belief', [...variantsOf('believe suspect assume guess claim pretend seem appear'), 'think', 'thinks', 'thought']),
+  ...each('fear', [...variantsOf('fear worry'), 'afraid', 'scared', 'frightened', 'anxious', 'nervous']),
+  ...each('obligation', [...variantsOf('need'), 'should', 'must', 'ought', 'supposed']),
+  ...each('attempt', variantsOf('try attempt apply')),
+  ...each('ceased', [...variantsOf('stop cease'), 'quit', 'quits', 'quitting']),
+  ...each('nearly', ['almost', 'nearly', 'barely']),
+  ...each('infrequent', ['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly']),
+  ...each('partial', ['half', 'partly', 'partially', 'most']),
+  ...each('condition', ['if', 'unless', 'except', 'excluding', 'provided']),
+  ...each('former', ['former', 'formerly', 'previous', 'previously']),
 ]);
 
 const GIVE = new Set(['give', 'gives', 'gave', 'given', 'giving']);
@@ -292,8 +292,13 @@ function qualifierOf(word: string, next: string | undefined, afterNext: string |
   return QUALIFIERS.get(word);
 }
 
-/** A token as evidenceOf reads it: lowercase, without trailing punctuation or a possessive "'s". */
-const plainWord = (raw: string): string => raw.replace(/[._:'/-]+$/, '').replace(/'s$/i, '').toLowerCase();
+/** A token as evidenceOf reads it: without trailing punctuation or a possessive "'s". */
+const bareWord = (raw: string): string => raw.replace(/[._:'/-]+$/, '').replace(/'s$/i, '');
+
+/** Table rows giving each of `words` the same value. */
+function each<V extends string>(value: V, words: readonly string[]): [string, V][] {
+  return words.map((word) => [word, value]);
+}
 
 /**
  * Prepositions that give the word after them a role the same words cannot swap: "flight to Lisbon" is not
@@ -304,7 +309,7 @@ type BindingKind = 'to' | 'from';
 /** Grammar words that still name someone a preposition can bind: "taller than the user" is not "than Sam". */
 const PARTICIPANTS = new Set(['user']);
 const BINDINGS = new Map<string, BindingKind>([
-  ...['to', 'into', 'onto', 'towards', 'toward', 'than', 'over'].map((word) => [word, 'to'] as [string, BindingKind]),
+  ...each('to', ['to', 'into', 'onto', 'towards', 'toward', 'than', 'over']),
   ['from', 'from'],
 ]);
 
@@ -327,8 +332,8 @@ function rolesSwapped(left: Evidence, right: Evidence): boolean {
 
 type Tense = 'past' | 'present';
 const AUXILIARY_TENSES = new Map<string, Tense>([
-  ...['is', 'are', 'am', 'has', 'does'].map((word) => [word, 'present'] as [string, Tense]),
-  ...['was', 'were', 'had', 'did'].map((word) => [word, 'past'] as [string, Tense]),
+  ...each('present', ['is', 'are', 'am', 'has', 'does']),
+  ...each('past', ['was', 'were', 'had', 'did']),
 ]);
 
 /** "lived", "stole": past; "lives": present; other forms (base, "-ing", nouns) say nothing. */
@@ -596,7 +601,7 @@ const SYNONYMS = new Map<string, string>(
 /** Irregular verb forms, and adverbs of one meaning whose stems differ, to one base word. */
 const WORD_FORMS = new Map<string, string>([
   ...IRREGULAR_VERBS,
-  ...['normally', 'typically', 'generally'].map((word) => [word, 'usually'] as [string, string]),
+  ...each('usually', ['normally', 'typically', 'generally']),
 ]);
 
 function isSubset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
