@@ -68,7 +68,7 @@ export async function vectorRanking<T = never>(
       ${alongside === undefined ? sql`` : sql`, alongside as materialized (${alongside.query})`}
       select (select coalesce(json_agg(id order by distance, id desc), '[]') from ranked) as ids,
              (select max(candidates) from ranked) as candidates,
-             ${alongside === undefined ? sql`null` : sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`} as alongside`).execute(trx);
+             ${alongside === undefined ? sql`null` : alongsideRows(alongside)} as alongside`).execute(trx);
     const row = rows[0];
     found = row?.alongside ?? undefined;
     if (Number(row?.candidates ?? 0) <= limit) return { ids: (row?.ids ?? []).map(Number), plan: 'exact', alongside: found };
@@ -89,6 +89,11 @@ export async function vectorRanking<T = never>(
 export interface Alongside<T> {
   readonly query: RawBuilder<T>;
   readonly order: RawBuilder<unknown>;
+}
+
+/** The rows of the statement's `alongside` CTE as one JSON array, in their order. */
+function alongsideRows(alongside: Alongside<unknown>): RawBuilder<unknown> {
+  return sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`;
 }
 
 /** The candidates (`where`) nearest to `vector` first, by an exact scan; `restore` puts the walk's settings back. */
@@ -120,7 +125,7 @@ export async function walkIndexWith<T>(
     with walked as materialized (${hnswQuery(where, vector, depth, restore)}),
          alongside as materialized (${alongside.query})
     select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
-           (select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside) as alongside`).execute(trx);
+           ${alongsideRows(alongside)} as alongside`).execute(trx);
   const row = rows[0];
   const walked = (row?.ids ?? []).map(Number);
   const others = row?.alongside ?? [];
@@ -171,7 +176,7 @@ export async function sizeForVectorRanking(
            ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
       from size`).execute(trx);
   const row = rows[0];
-  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : { sort: row.sort, jit: row.jit, plans: row.plans } };
+  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : plannerSettingsOf(row) };
 }
 
 /**
@@ -200,33 +205,44 @@ function shareOfTable(candidates: number, tableRows: number): number {
 export async function configureIterativeScan(trx: DbTransaction, efSearch: number): Promise<PlannerSettings> {
   // The current values are read before they are changed: a select list is evaluated in order.
   const { rows } = await sql<PlannerSettings>`select ${currentPlannerSettings}, ${walkSettings(efSearch)}`.execute(trx);
-  return { sort: rows[0]?.sort ?? 'on', jit: rows[0]?.jit ?? 'on', plans: rows[0]?.plans ?? 'auto' };
+  return plannerSettingsOf(rows[0]);
 }
 
-/** The settings walkSettings changes that outlast the walk's planning, as they are (PlannerSettings' columns). */
-const currentPlannerSettings = sql`current_setting('enable_sort') as sort, current_setting('jit') as jit, current_setting('plan_cache_mode') as plans`;
+/**
+ * The settings the walk needs only while it is planned (walkSettings), and which the walk statement itself puts
+ * back (restored): PlannerSettings' keys, each with its setting, the walk's value and the server's default.
+ */
+const PLANNER = {
+  sort: { setting: 'enable_sort', walk: 'off', fallback: 'on' },
+  jit: { setting: 'jit', walk: 'off', fallback: 'on' },
+  plans: { setting: 'plan_cache_mode', walk: 'force_generic_plan', fallback: 'auto' },
+} as const;
+const PLANNER_KEYS = Object.keys(PLANNER) as (keyof typeof PLANNER)[];
+
+/** The planner settings configureIterativeScan changes, as they were. */
+export type PlannerSettings = { readonly [K in keyof typeof PLANNER]: string };
+
+/** The settings walkSettings changes, as they are (PlannerSettings' columns). */
+const currentPlannerSettings = sql.join(PLANNER_KEYS.map((key) => sql`current_setting(${sql.lit(PLANNER[key].setting)}) as ${sql.id(key)}`));
+
+/** PlannerSettings' columns of a row, the server's defaults where the row has none. */
+function plannerSettingsOf(row: Partial<PlannerSettings> | undefined): PlannerSettings {
+  const settings = Object.fromEntries(PLANNER_KEYS.map((key) => [key, row?.[key] ?? PLANNER[key].fallback]));
+  return settings as PlannerSettings;
+}
 
 /** Applies the walk's settings (configureIterativeScan); one text value, never null. */
 function walkSettings(efSearch: number): RawBuilder<string> {
   return sql<string>`set_config('hnsw.iterative_scan', 'relaxed_order', true)
     || set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(100, efSearch)))}, true)
     || set_config('hnsw.max_scan_tuples', '100000', true)
-    || set_config('enable_sort', 'off', true)
-    || set_config('jit', 'off', true)
-    || set_config('plan_cache_mode', 'force_generic_plan', true)`;
+    || ${sql.join(PLANNER_KEYS.map((key) => sql`set_config(${sql.lit(PLANNER[key].setting)}, ${sql.lit(PLANNER[key].walk)}, true)`), sql` || `)}`;
 }
 
 /** A condition on no row, true once `restore`'s settings are back: a one-time filter of the statement it is in. */
 function restored(restore: PlannerSettings): RawBuilder<boolean> {
-  return sql<boolean>`(select set_config('enable_sort', ${restore.sort}, true) || set_config('jit', ${restore.jit}, true)
-    || set_config('plan_cache_mode', ${restore.plans}, true)) is not null`;
-}
-
-/** The planner settings configureIterativeScan changes, as they were. */
-export interface PlannerSettings {
-  readonly sort: string;
-  readonly jit: string;
-  readonly plans: string;
+  const each = PLANNER_KEYS.map((key) => sql`set_config(${sql.lit(PLANNER[key].setting)}, ${restore[key]}, true)`);
+  return sql<boolean>`(select ${sql.join(each, sql` || `)}) is not null`;
 }
 
 /**
