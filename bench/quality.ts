@@ -49,8 +49,8 @@ if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.
 const dedupSubject = 'dev-dedup';
 const storedId = await seedDedup(call, dedupSubject, facts, pairs);
 const outcomes = await evaluateDedup(call, dedupSubject, pairs, storedId);
-const row = (label: string, items: readonly DedupOutcome[]) => {
-  const figures = dedupFigures(items, storedId);
+const row = (label: string, items: readonly DedupOutcome[], ids: ReadonlyMap<string, number> = storedId) => {
+  const figures = dedupFigures(items, ids);
   return `| ${label} | ${figures.paraphrases} / ${figures.distinct} | ${figures.askRecall.toFixed(3)} | ${figures.askFirst.toFixed(3)} | ${figures.askMaxEntries} | ${figures.skipRecognised.toFixed(3)} | ${figures.distinctLost} | ${figures.distinctListed.toFixed(3)} | ${figures.repliesMissingNear} |`;
 };
 console.log(`\ndedup (${facts.length} facts and each pair's stored text remembered first):\n`);
@@ -60,10 +60,7 @@ for (const split of ['dev', 'holdout'] as const) console.log(row(split, outcomes
 console.log(row('all', outcomes));
 // The spot check on a subject of its own, so that its stored texts are no candidates for the pairs above.
 const spotStoredId = await seedDedup(call, 'dev-dedup-spot', facts, spotPairs);
-const spotFigures = dedupFigures(await evaluateDedup(call, 'dev-dedup-spot', spotPairs, spotStoredId), spotStoredId);
-console.log(
-  `| spot check (apart) | ${spotFigures.paraphrases} / ${spotFigures.distinct} | ${spotFigures.askRecall.toFixed(3)} | ${spotFigures.askFirst.toFixed(3)} | ${spotFigures.askMaxEntries} | ${spotFigures.skipRecognised.toFixed(3)} | ${spotFigures.distinctLost} | ${spotFigures.distinctListed.toFixed(3)} | ${spotFigures.repliesMissingNear} |`,
-);
+console.log(row('spot check (apart)', await evaluateDedup(call, 'dev-dedup-spot', spotPairs, spotStoredId), spotStoredId));
 if (showMisses) {
   const describe = (pair: DevPair) => `${pair.id} [${pair.variant}] "${pair.stored}" / "${pair.incoming}"`;
   for (const outcome of outcomes.filter((item) => item.pair.split === 'dev')) {
