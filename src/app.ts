@@ -10,7 +10,7 @@ import { healthRoutes, type HealthOptions } from './http/health.js';
 import { mcpRoute } from './http/mcp-route.js';
 import { addHttpMetrics, metricsRoute } from './http/metrics.js';
 import { allowedOriginSet, loopbackHostCheck } from './http/origin.js';
-import { registerRateLimit, subjectRateLimit } from './http/rate-limit.js';
+import { subjectRateLimit } from './http/rate-limit.js';
 import { wellKnownRoutes } from './http/well-known.js';
 import type { Logger } from './logger.js';
 import { createDispatcher, type ServerInfo } from './mcp/dispatcher.js';
@@ -64,7 +64,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     if (!cors(request, reply)) done();
   });
   addHttpMetrics(app, deps.metrics);
-  await registerRateLimit(app);
   await app.register(healthRoutes, deps.health);
   if (config.metrics.token !== undefined) await app.register(metricsRoute, { metrics: deps.metrics, token: config.metrics.token });
 
@@ -85,7 +84,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     resourceMetadata: resourceMetadataUrl(config.baseUrl),
     allowedOrigins,
     hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
-    rateLimit: config.http.rateLimitPerMinute > 0 ? subjectRateLimit(app, config.http.rateLimitPerMinute) : undefined,
+    rateLimit: config.http.rateLimitPerMinute > 0 ? subjectRateLimit(config.http.rateLimitPerMinute) : undefined,
     maxBodyBytes: config.http.maxBodyBytes,
   });
   await app.register(webRoutes, deps.web);

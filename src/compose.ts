@@ -18,7 +18,7 @@ import { instrumentProvider } from './embeddings/instrumented-provider.js';
 import type { EmbeddingProvider } from './embeddings/provider.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { loopbackHostCheck } from './http/origin.js';
-import { addressRateLimit, rateLimitHook } from './http/rate-limit.js';
+import { addressRateLimit, rateLimit } from './http/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
@@ -199,8 +199,8 @@ function webPage(
             return user !== undefined && Date.parse(user.passwordChangedAt) <= signedInAt.getTime() + 1000;
           },
     hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
-    perAddressLimit: (app) => addressRateLimit(app, WEB_SIGN_IN_PER_MINUTE, 'web-sign-in'),
-    perSubjectLimit: perMinute > 0 ? (app) => rateLimitHook(app, perMinute, (request) => `web:${request.webSession?.subject ?? request.ip}`) : undefined,
+    perAddressLimit: addressRateLimit(WEB_SIGN_IN_PER_MINUTE),
+    perSubjectLimit: perMinute > 0 ? rateLimit(perMinute, (request) => request.webSession?.subject ?? `ip:${request.ip}`) : undefined,
     logger: deps.logger,
   };
 }
@@ -234,6 +234,9 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, logger
 function cachedVerifier(verifier: TokenVerifier | undefined, stateFile: StateFile | undefined): TokenVerifier | undefined {
   if (verifier === undefined) return undefined;
   return withVerificationCache(verifier, {
-    ...(stateFile === undefined ? {} : { keyGeneration: async () => (await stateFile.currentWatched()).signingKey.kid }),
+    ...(stateFile === undefined ? {} : { keyGeneration: () => {
+          const state = stateFile.currentWatched();
+          return state instanceof Promise ? state.then((known) => known.signingKey.kid) : state.signingKey.kid;
+        } }),
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { bearerChallenge } from '../auth/resource-server/challenge.js';
 import { TokenError, type AuthInfo, type TokenVerifier } from '../auth/resource-server/token-verifier.js';
 import { DEFAULT_SCOPE } from '../auth/scopes.js';
@@ -7,6 +7,7 @@ import { errorResponse, JsonRpcError, parseMessage, RPC, serializeMessage, type 
 import { requestEra, type Era } from '../mcp/protocol.js';
 import { headerMismatch, single } from './mcp-headers.js';
 import { originAllowed, type HostCheck } from './origin.js';
+import type { RateLimit } from './rate-limit.js';
 
 export const UNCONFIGURED_MESSAGE = 'OAuth resource-server is not configured.';
 
@@ -19,7 +20,7 @@ export interface McpRouteOptions {
   /** DNS-rebinding protection on a loopback listener; undefined = no Host check. */
   readonly hostAllowed?: HostCheck | undefined;
   /** Runs after authentication (so it can count per subject); undefined = no limit. */
-  readonly rateLimit?: onRequestAsyncHookHandler | undefined;
+  readonly rateLimit?: RateLimit | undefined;
   readonly maxBodyBytes: number;
 }
 
@@ -58,50 +59,66 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     return reply.code(500).send(rpcError(RPC.internalError, 'Internal error'));
   });
 
-  /** Answers and ends the request when it may not reach /mcp; Fastify's async hooks end a request by returning the reply. */
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+  /** The request's bearer token; or undefined once the request has been answered (it may not reach /mcp). */
+  const presentedToken = (request: FastifyRequest, reply: FastifyReply): string | undefined => {
     if (options.hostAllowed !== undefined && !options.hostAllowed(request.headers.host, request.socket.localPort)) {
-      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Host not allowed'));
+      reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Host not allowed'));
+      return undefined;
     }
     if (!originAllowed(request.headers.origin, options.allowedOrigins)) {
-      return reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Origin not allowed'));
+      reply.code(403).send(rpcError(RPC.invalidRequest, 'Forbidden: Origin not allowed'));
+      return undefined;
     }
     if (options.verifier === undefined) {
-      return reply.code(500).send(rpcError(RPC.internalError, UNCONFIGURED_MESSAGE));
+      reply.code(500).send(rpcError(RPC.internalError, UNCONFIGURED_MESSAGE));
+      return undefined;
     }
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
     // The challenge names the scopes to ask for (MCP 2025-11-25), so a client's first login asks for both.
     if (match === null) {
       reply.header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata, scope: DEFAULT_SCOPE }));
-      return reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required'));
+      reply.code(401).send(rpcError(RPC.invalidRequest, 'Unauthorized: a bearer token is required'));
+      return undefined;
     }
-    try {
-      request.auth = await options.verifier.verify(match[1]!);
-    } catch (error) {
-      if (!(error instanceof TokenError)) throw error;
-      reply.header(
-        'www-authenticate',
-        bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description, scope: DEFAULT_SCOPE }),
-      );
-      return reply.code(401).send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`));
-    }
-    return undefined;
+    return match[1]!;
   };
+
+  const refuseToken = (reply: FastifyReply, error: TokenError) =>
+    reply
+      .header('www-authenticate', bearerChallenge({ resourceMetadata: options.resourceMetadata, error: 'invalid_token', description: error.description, scope: DEFAULT_SCOPE }))
+      .code(401)
+      .send(rpcError(RPC.invalidRequest, `Unauthorized: ${error.description}`));
 
   /**
    * Everything a request passes before its body is read, as one hook (each hook Fastify runs costs a turn of
    * its hook chain): Host and Origin, the token, then the per-subject limit (it counts by subject), then, for
    * POST, a JSON Content-Type (a request without any gets 415). Each check either answers the request or lets it on.
+   * A callback hook, synchronous all the way for a token already verified: this runs on every request (issue 17).
    */
-  const admit = (requireJson: boolean) =>
-    async function admit(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-      const refused = await authenticate(request, reply);
-      if (refused !== undefined) return refused;
-      // Refuses by throwing (429, through the error handler above).
-      await options.rateLimit?.call(this, request, reply);
-      if (requireJson && !isJsonMediaType(request.headers['content-type'])) return notJson(reply);
-      return undefined;
+  const admit = (requireJson: boolean): onRequestHookHandler =>
+    function admit(request, reply, done) {
+      const token = presentedToken(request, reply);
+      if (token === undefined) return;
+      const admitAs = (auth: AuthInfo): void => {
+        request.auth = auth;
+        // Refused: 429, through the error handler above.
+        const limited = options.rateLimit?.(request, reply);
+        if (limited !== undefined) return done(limited);
+        if (requireJson && !isJsonMediaType(request.headers['content-type'])) {
+          notJson(reply);
+          return;
+        }
+        done();
+      };
+      const verdict = options.verifier!.verify(token);
+      if (!(verdict instanceof Promise)) return admitAs(verdict);
+      verdict
+        .then(admitAs, (error: unknown) => {
+          if (!(error instanceof TokenError)) throw error;
+          refuseToken(reply, error);
+        })
+        .catch(done);
     };
 
   app.post('/mcp', { onRequest: admit(true) }, async (request, reply) => {

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PlainCounter, PlainHistogram, type CounterSeries, type HistogramSeries } from './plain-metrics.js';
 
 /**
  * The service's metrics (Prometheus, prom-client): HTTP, JSON-RPC and tool calls, the embedding provider, the
@@ -23,45 +24,19 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   #poolStats: (() => PoolStats) | undefined;
 
-  readonly #httpRequests = new Counter({
-    name: 'memory_service_http_requests_total',
-    help: 'HTTP requests by route and status code.',
-    labelNames: ['route', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly #httpDuration = new Histogram({
-    name: 'memory_service_http_request_duration_seconds',
-    help: 'HTTP request latency by route, from the first byte received to the last byte sent.',
-    labelNames: ['route'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly #rpcRequests = new Counter({
-    name: 'memory_service_jsonrpc_requests_total',
-    help: 'JSON-RPC requests by method and outcome (ok, or error for a JSON-RPC error response).',
-    labelNames: ['method', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly #rpcDuration = new Histogram({
-    name: 'memory_service_jsonrpc_request_duration_seconds',
-    help: 'JSON-RPC request latency by method, after authentication and body parsing.',
-    labelNames: ['method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly #toolCalls = new Counter({
-    name: 'memory_service_tool_calls_total',
-    help: 'Tool calls by tool and outcome: ok, a tool error code (INVALID_INPUT, EMBEDDING_ERROR, ...) or internal_error.',
-    labelNames: ['tool', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly #toolDuration = new Histogram({
-    name: 'memory_service_tool_call_duration_seconds',
-    help: 'Tool call latency by tool, including embedding and database work.',
-    labelNames: ['tool'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  // The series every request or tool call updates are plain numbers (see plain-metrics.ts); the rest is prom-client's.
+  readonly #http = this.#timed(
+    ['memory_service_http_requests_total', 'HTTP requests by route and status code.'],
+    ['memory_service_http_request_duration_seconds', 'HTTP request latency by route, from the first byte received to the last byte sent.'],
+  );
+  readonly #rpc = this.#timed(
+    ['memory_service_jsonrpc_requests_total', 'JSON-RPC requests by method and outcome (ok, or error for a JSON-RPC error response).'],
+    ['memory_service_jsonrpc_request_duration_seconds', 'JSON-RPC request latency by method, after authentication and body parsing.'],
+  );
+  readonly #tool = this.#timed(
+    ['memory_service_tool_calls_total', 'Tool calls by tool and outcome: ok, a tool error code (INVALID_INPUT, EMBEDDING_ERROR, ...) or internal_error.'],
+    ['memory_service_tool_call_duration_seconds', 'Tool call latency by tool, including embedding and database work.'],
+  );
   readonly #embeddingDuration = new Histogram({
     name: 'memory_service_embedding_duration_seconds',
     help: 'Latency of one call to the embedding provider (one or more texts).',
@@ -102,13 +77,15 @@ export class ServiceMetrics {
     this.#poolStats = poolStats;
   }
 
-  /** Label sets bound once (prom-client otherwise hashes the labels on every update); keys come from fixed sets. */
-  readonly #bound = new Map<string, { count: { inc(): void }; duration: { observe(seconds: number): void } }>();
+  /** A count and a latency histogram, each as [name, help]. */
+  #timed(count: [string, string], duration: [string, string]): { count: PlainCounter; duration: PlainHistogram } {
+    return { count: new PlainCounter(...count, this.registry), duration: new PlainHistogram(...duration, LATENCY_BUCKETS, this.registry) };
+  }
 
-  #series(
-    key: string,
-    bind: () => { count: { inc(): void }; duration: { observe(seconds: number): void } },
-  ): { count: { inc(): void }; duration: { observe(seconds: number): void } } {
+  /** Each label set's series, found by one string key (cheaper than the label object's own key). */
+  readonly #bound = new Map<string, { count: CounterSeries; duration: HistogramSeries }>();
+
+  #series(key: string, bind: () => { count: CounterSeries; duration: HistogramSeries }): { count: CounterSeries; duration: HistogramSeries } {
     let series = this.#bound.get(key);
     if (series === undefined) {
       series = bind();
@@ -119,8 +96,8 @@ export class ServiceMetrics {
 
   observeHttp(route: string, status: number, seconds: number): void {
     const series = this.#series(`http ${route} ${status}`, () => ({
-      count: this.#httpRequests.labels({ route, status: String(status) }),
-      duration: this.#httpDuration.labels({ route }),
+      count: this.#http.count.series({ route, status: String(status) }),
+      duration: this.#http.duration.series({ route }),
     }));
     series.count.inc();
     series.duration.observe(seconds);
@@ -138,16 +115,20 @@ export class ServiceMetrics {
       onRequest: (method: string, outcome: 'ok' | 'error', seconds: number) => {
         const label = METHODS.has(method) ? method : OTHER;
         const series = this.#series(`rpc ${label} ${outcome}`, () => ({
-          count: this.#rpcRequests.labels({ method: label, outcome }),
-          duration: this.#rpcDuration.labels({ method: label }),
+          count: this.#rpc.count.series({ method: label, outcome }),
+          duration: this.#rpc.duration.series({ method: label }),
         }));
         series.count.inc();
         series.duration.observe(seconds);
       },
       // Only registered tools reach here, so tool names are a known set.
       onToolCall: (tool: string, outcome: string, seconds: number) => {
-        this.#toolCalls.inc({ tool, outcome: /^[a-z_]{1,40}$/i.test(outcome) ? outcome : OTHER });
-        this.#toolDuration.observe({ tool }, seconds);
+        const series = this.#series(`tool ${tool} ${outcome}`, () => ({
+          count: this.#tool.count.series({ tool, outcome: /^[a-z_]{1,40}$/i.test(outcome) ? outcome : OTHER }),
+          duration: this.#tool.duration.series({ tool }),
+        }));
+        series.count.inc();
+        series.duration.observe(seconds);
       },
     };
   }

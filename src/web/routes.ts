@@ -2,10 +2,11 @@ import { parse as parseQuery } from 'node:querystring';
 import { Readable } from 'node:stream';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { z } from 'zod';
 import { isServiceError, type ServiceError } from '../errors.js';
 import type { HostCheck } from '../http/origin.js';
+import type { RateLimit } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
 import { describeZodError } from '../mcp/tool.js';
 import { NO_FILTERS } from '../memory/filters.js';
@@ -83,9 +84,9 @@ export interface WebPageOptions {
   /** DNS-rebinding protection on a loopback listener, as for /mcp. */
   readonly hostAllowed?: HostCheck | undefined;
   /** A per-address limit for the sign-in endpoints (anyone can call them). */
-  readonly perAddressLimit: (app: FastifyInstance) => onRequestAsyncHookHandler;
+  readonly perAddressLimit: onRequestHookHandler;
   /** A per-person limit for everything else; undefined = none. */
-  readonly perSubjectLimit?: ((app: FastifyInstance) => onRequestAsyncHookHandler) | undefined;
+  readonly perSubjectLimit?: RateLimit | undefined;
   readonly logger: Logger;
 }
 
@@ -139,7 +140,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
   };
 
   await app.register(async (scope) => {
-    const perAddress = options.perAddressLimit(scope);
+    const perAddress = options.perAddressLimit;
 
     scope.get<{ Querystring: { next?: string } }>('/auth/sign-in', { onRequest: perAddress }, async (request, reply) => {
       const next = localPath(request.query.next);
@@ -170,7 +171,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
   });
 
   await app.register(async (scope) => {
-    const perSubject = options.perSubjectLimit?.(scope);
+    const perSubject = options.perSubjectLimit;
 
     scope.addHook('preHandler', async (request, reply) => {
       const session = await signedIn(request);
@@ -180,10 +181,8 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
         return page(reply, 401, messagePage('Signed out', 'Your session has ended, so this was not done. Sign in and try again.', { href: '/auth/sign-in', label: 'Sign in' }));
       }
       request.webSession = session;
-      if (perSubject !== undefined) {
-        await perSubject.call(scope, request, reply);
-        if (reply.sent) return reply;
-      }
+      const refused = perSubject?.(request, reply);
+      if (refused !== undefined) throw refused;
       // Multipart bodies are read by their handler, which checks the token itself before reading the file.
       if (request.method === 'POST' && !request.isMultipart() && !sessions.csrfValid(session, first((request.body ?? {}) as Form, 'csrf'))) {
         return page(reply, 403, messagePage('Request refused', 'The form was not sent from this page (its security token is missing or wrong). Reload the page and try again.', { href: '/', label: 'Your memories' }, session.csrf));

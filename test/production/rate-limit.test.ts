@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressRateLimit, registerRateLimit } from '../../src/http/rate-limit.js';
+import { addressRateLimit, rateLimit, type RateLimitedError } from '../../src/http/rate-limit.js';
 import { engines } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -83,8 +83,7 @@ describe('per-address rate limit (for the authorization server)', () => {
   it('limits per client address, believing X-Forwarded-For only from a trusted proxy', async () => {
     for (const trusted of [true, false]) {
       const app = Fastify({ trustProxy: trusted ? ['127.0.0.1'] : false });
-      await registerRateLimit(app);
-      const limit = addressRateLimit(app, 2, 'login');
+      const limit = addressRateLimit(2);
       app.post('/authorize', { onRequest: limit }, async () => ({ ok: true }));
       app.post('/token', { onRequest: limit }, async () => ({ ok: true }));
       const from = (address: string) => ({ method: 'POST' as const, remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': address } });
@@ -98,5 +97,47 @@ describe('per-address rate limit (for the authorization server)', () => {
       expect(other.statusCode).toBe(trusted ? 200 : 429);
       await app.close();
     }
+  });
+});
+
+describe('fixed one-minute windows', () => {
+  it('counts per key, starts a key afresh when its minute is over, and says when to retry', () => {
+    let clock = 1_000_000;
+    const limit = rateLimit(2, (request) => request.headers['x-key'] as string, () => clock);
+    const check = (key: string) => {
+      const headers: Record<string, string> = {};
+      const reply = { header: (name: string, value: string) => (headers[name] = value) } as unknown as Parameters<typeof limit>[1];
+      const refused: RateLimitedError | undefined = limit({ headers: { 'x-key': key } } as unknown as Parameters<typeof limit>[0], reply);
+      return { refused, headers };
+    };
+    expect(check('a').headers['x-ratelimit-remaining']).toBe('1');
+    clock += 20_000;
+    expect(check('a').headers).toEqual({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '40' });
+    clock += 10_500;
+    const third = check('a');
+    expect(third.refused?.statusCode).toBe(429);
+    expect(third.refused?.message).toBe('Rate limit exceeded: at most 2 requests per minute; retry in 30 s');
+    expect(third.headers['retry-after']).toBe('30');
+    expect(check('b').refused).toBeUndefined();
+    clock += 29_500;
+    const fresh = check('a');
+    expect(fresh.refused).toBeUndefined();
+    expect(fresh.headers['x-ratelimit-remaining']).toBe('1');
+    expect(fresh.headers['x-ratelimit-reset']).toBe('60');
+  });
+
+  it('keeps at most 10,000 keys, dropping the one whose window began longest ago', () => {
+    const limit = rateLimit(1, (request) => request.headers['x-key'] as string);
+    const reply = { header: () => reply } as unknown as Parameters<typeof limit>[1];
+    const hit = (key: string) => limit({ headers: { 'x-key': key } } as unknown as Parameters<typeof limit>[0], reply);
+    expect(hit('first')).toBeUndefined();
+    expect(hit('first')).toBeDefined();
+    for (let i = 0; i < 9_999; i++) hit(`k${i}`);
+    // Still 10,000 keys: 'first' is counted.
+    expect(hit('first')).toBeDefined();
+    hit('one-more');
+    // 'first' was dropped, so it starts afresh; a key whose window began later is still counted.
+    expect(hit('first')).toBeUndefined();
+    expect(hit('k9998')).toBeDefined();
   });
 });

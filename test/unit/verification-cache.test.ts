@@ -58,6 +58,28 @@ describe('verification cache', () => {
     await expect(verifier.verify(`${alice.slice(0, -2)}${alice.endsWith('A') ? 'BB' : 'AA'}`)).rejects.toBeInstanceOf(TokenError);
   });
 
+  it('answers a reused verdict at once, without a promise, when the key generation is known without a check', async () => {
+    const watched = withVerificationCache(inner, {
+      keyGeneration: () => {
+        const state = stateFile.currentWatched();
+        return state instanceof Promise ? state.then((known) => known.signingKey.kid) : state.signingKey.kid;
+      },
+    });
+    const alice = await token('alice');
+    const first = watched.verify(alice);
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first).subject).toBe('alice');
+    const again = watched.verify(alice);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect((again as Awaited<typeof first>).subject).toBe('alice');
+    expect(calls).toBe(1);
+    // Replaced keys: the watch makes the next check read the file, and the old verdict is not reused.
+    rmSync(join(dir, 'oauth-as.ini'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(Promise.resolve(watched.verify(alice))).rejects.toThrow(/unknown signing key/);
+    stateFile.close();
+  });
+
   it('never caches a refusal', async () => {
     const verifier = cached();
     await expect(verifier.verify('not-a-jwt')).rejects.toBeInstanceOf(TokenError);
@@ -87,7 +109,7 @@ describe('verification cache', () => {
     const short = await token('short', 20);
     await verifier.verify(short);
     clock += 21_000;
-    await verifier.verify(short).catch(() => undefined);
+    await Promise.resolve(verifier.verify(short)).catch(() => undefined);
     expect(calls).toBe(4);
   });
 

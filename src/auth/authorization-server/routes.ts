@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { DatabaseHandle } from '../../db/open-database.js';
 import type { Logger } from '../../logger.js';
 import { DEFAULT_SCOPE } from '../scopes.js';
@@ -31,7 +31,7 @@ export interface AuthorizationServerOptions {
    * Makes a per-client-address request limit on `app` (an onRequest hook with counters of its own, named
    * `bucket`): every endpoint of the authorization server has one, since anyone can call them without a token.
    */
-  readonly perAddressLimit: (app: FastifyInstance, perMinute: number, bucket: string) => onRequestAsyncHookHandler;
+  readonly perAddressLimit: (perMinute: number) => onRequestHookHandler;
   /** The web page's sign-in callback, when the page is on (it is then a first-party client). */
   readonly webRedirectUri?: string | undefined;
 }
@@ -91,10 +91,10 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
       await requestAddress.run(request.ip, () => callback(request.raw, reply.raw));
     };
 
-    const budgets = new Map<Budget, onRequestAsyncHookHandler>();
+    const budgets = new Map<Budget, onRequestHookHandler>();
     const limitFor = (budget: Budget) => {
       let hook = budgets.get(budget);
-      if (hook === undefined) budgets.set(budget, (hook = options.perAddressLimit(scope, limits.perMinute[budget], `as-${budget}`)));
+      if (hook === undefined) budgets.set(budget, (hook = options.perAddressLimit(limits.perMinute[budget])));
       return hook;
     };
 
@@ -135,8 +135,8 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
     users: options.users,
     throttle: options.throttle ?? new LoginThrottle(),
     issuer,
-    pageLimit: (scope: FastifyInstance) => options.perAddressLimit(scope, limits.perMinute.interaction, 'as-interaction'),
-    loginLimit: (scope: FastifyInstance) => options.perAddressLimit(scope, limits.perMinute.login, 'as-login'),
+    pageLimit: options.perAddressLimit(limits.perMinute.interaction),
+    loginLimit: options.perAddressLimit(limits.perMinute.login),
   });
 }
 
@@ -193,8 +193,8 @@ interface InteractionOptions {
   readonly users: UserStore;
   readonly throttle: LoginThrottle;
   readonly issuer: URL;
-  readonly pageLimit: (scope: FastifyInstance) => onRequestAsyncHookHandler;
-  readonly loginLimit: (scope: FastifyInstance) => onRequestAsyncHookHandler;
+  readonly pageLimit: onRequestHookHandler;
+  readonly loginLimit: onRequestHookHandler;
 }
 
 type InteractionRoute = { Params: { uid: string }; Body: Record<string, string | string[] | undefined> };
@@ -250,7 +250,7 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
       ),
     );
 
-  const pageLimit = options.pageLimit(app);
+  const { pageLimit } = options;
   app.get<{ Params: { uid: string } }>(`${INTERACTION_PATH}/:uid`, { onRequest: pageLimit }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid) return expired(reply);
@@ -274,7 +274,7 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     );
   });
 
-  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/login`, { onRequest: options.loginLimit(app) }, async (request, reply) => {
+  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/login`, { onRequest: options.loginLimit }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid || found.interaction.prompt.name !== 'login') {
       return expired(reply);

@@ -108,8 +108,11 @@ export class StateFile {
     return this.#loading;
   }
 
-  /** As `current()`, without touching the file unless it may have changed (see the class comment). */
-  async currentWatched(): Promise<AuthorizationServerState> {
+  /**
+   * As `current()`, without touching the file unless it may have changed (see the class comment). The state itself,
+   * not a promise, when nothing needs checking: token verification asks on every request.
+   */
+  currentWatched(): AuthorizationServerState | Promise<AuthorizationServerState> {
     this.#watch ??= this.#startWatching();
     if (this.#state !== undefined && !this.#mayHaveChanged) return this.#state;
     return this.current();

@@ -22,7 +22,8 @@ export class TokenError extends Error {
 }
 
 export interface TokenVerifier {
-  verify(token: string): Promise<AuthInfo>;
+  /** The verdict itself where it is already known (a cached token), so /mcp's hot path takes no promise turn. */
+  verify(token: string): AuthInfo | Promise<AuthInfo>;
 }
 
 export interface JwtVerifierOptions {

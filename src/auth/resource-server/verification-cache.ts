@@ -10,7 +10,7 @@ export interface VerificationCacheOptions {
    * not reused, so replacing or deleting the state file refuses old tokens as soon as this sees it (the
    * state file's watch: before the next request, or within a second).
    */
-  readonly keyGeneration?: () => Promise<string>;
+  readonly keyGeneration?: () => string | Promise<string>;
   readonly now?: () => number;
 }
 
@@ -23,7 +23,8 @@ interface Entry {
 /**
  * Reuses a successful verification of the exact same token for a short time. A signature check (ES256) costs
  * ~0.2 ms of CPU, more than the rest of a tools/list request; clients send the same token many times a
- * minute. Refusals are never cached, and a cached token still expires at its `exp`.
+ * minute. Refusals are never cached, and a cached token still expires at its `exp`. A reused verdict comes back
+ * as a value, not a promise, when the key generation is known without a check (the state file's watch saw no change).
  */
 export function withVerificationCache(inner: TokenVerifier, options: VerificationCacheOptions = {}): TokenVerifier {
   const maxEntries = options.maxEntries ?? 10_000;
@@ -31,23 +32,28 @@ export function withVerificationCache(inner: TokenVerifier, options: Verificatio
   const now = options.now ?? Date.now;
   const cache = new Map<string, Entry>();
 
-  return {
-    async verify(token) {
-      const generation = await options.keyGeneration?.();
-      const at = now();
-      const hit = cache.get(token);
-      if (hit !== undefined) {
-        cache.delete(token);
-        if (hit.generation === generation && at < hit.validUntil) {
-          cache.set(token, hit);
-          return hit.auth;
-        }
+  const verifyUnder = (token: string, generation: string | undefined): AuthInfo | Promise<AuthInfo> => {
+    const at = now();
+    const hit = cache.get(token);
+    if (hit !== undefined) {
+      cache.delete(token);
+      if (hit.generation === generation && at < hit.validUntil) {
+        cache.set(token, hit);
+        return hit.auth;
       }
-      const auth = await inner.verify(token);
+    }
+    return Promise.resolve(inner.verify(token)).then((auth) => {
       const expiresAt = auth.expiresAt === undefined ? Number.POSITIVE_INFINITY : auth.expiresAt * 1000;
       cache.set(token, { auth, generation, validUntil: Math.min(at + maxAgeMs, expiresAt) });
       if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
       return auth;
+    });
+  };
+
+  return {
+    verify(token) {
+      const generation = options.keyGeneration?.();
+      return generation instanceof Promise ? generation.then((known) => verifyUnder(token, known)) : verifyUnder(token, generation);
     },
   };
 }
