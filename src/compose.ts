@@ -234,9 +234,6 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, logger
 function cachedVerifier(verifier: TokenVerifier | undefined, stateFile: StateFile | undefined): TokenVerifier | undefined {
   if (verifier === undefined) return undefined;
   return withVerificationCache(verifier, {
-    ...(stateFile === undefined ? {} : { keyGeneration: () => {
-          const state = stateFile.currentWatched();
-          return state instanceof Promise ? state.then((known) => known.signingKey.kid) : state.signingKey.kid;
-        } }),
+    ...(stateFile === undefined ? {} : { keyGeneration: () => stateFile.currentKeyId() }),
   });
 }

@@ -57,11 +57,6 @@ export function rateLimit(perMinute: number, key: (request: FastifyRequest) => s
   };
 }
 
-/** The limit as a route's onRequest hook: a refused request goes to the route's error handler. */
-export function rateLimitHook(limit: RateLimit): onRequestHookHandler {
-  return (request, reply, done) => done(limit(request, reply));
-}
-
 /** For /mcp: per subject (the memory owner), after token verification. */
 export function subjectRateLimit(perMinute: number): RateLimit {
   return rateLimit(perMinute, (request) => request.auth?.subject ?? `ip:${request.ip}`);
@@ -69,8 +64,10 @@ export function subjectRateLimit(perMinute: number): RateLimit {
 
 /**
  * For the authorization server's endpoints, which have no subject yet: per client address (X-Forwarded-For only
- * from TrustProxy). Each call makes its own counters: attach one hook to every route that shares the budget.
+ * from TrustProxy). Each call makes its own counters: attach one hook to every route that shares the budget. A
+ * refused request goes to the route's error handler.
  */
 export function addressRateLimit(perMinute: number): onRequestHookHandler {
-  return rateLimitHook(rateLimit(perMinute, (request) => request.ip));
+  const limit = rateLimit(perMinute, (request) => request.ip);
+  return (request, reply, done) => done(limit(request, reply));
 }

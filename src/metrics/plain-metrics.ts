@@ -74,7 +74,7 @@ export class PlainCounter extends PlainMetric<CounterSeries> {
 }
 
 export class HistogramSeries {
-  /** Observations per bucket, not cumulative; the last slot counts those above every bound. */
+  /** Observations per bound, not cumulative; those above every bound are only in `count` (the +Inf bucket). */
   readonly #counts: Float64Array;
   sum = 0;
   count = 0;
@@ -83,14 +83,14 @@ export class HistogramSeries {
     readonly labels: Labels,
     readonly bounds: readonly number[],
   ) {
-    this.#counts = new Float64Array(bounds.length + 1);
+    this.#counts = new Float64Array(bounds.length);
   }
 
   observe(value: number): void {
     const bounds = this.bounds;
     let bucket = 0;
     while (bucket < bounds.length && value > bounds[bucket]!) bucket++;
-    this.#counts[bucket]!++;
+    if (bucket < bounds.length) this.#counts[bucket]!++;
     this.sum += value;
     this.count++;
   }

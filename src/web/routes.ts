@@ -140,9 +140,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
   };
 
   await app.register(async (scope) => {
-    const perAddress = options.perAddressLimit;
-
-    scope.get<{ Querystring: { next?: string } }>('/auth/sign-in', { onRequest: perAddress }, async (request, reply) => {
+    scope.get<{ Querystring: { next?: string } }>('/auth/sign-in', { onRequest: options.perAddressLimit }, async (request, reply) => {
       const next = localPath(request.query.next);
       if ((await signedIn(request)) !== undefined) return reply.redirect(next, 303);
       const { url, pending } = await relyingParty.begin(next);
@@ -150,7 +148,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
       return reply.redirect(url.href, 303);
     });
 
-    scope.get(WEB_CALLBACK_PATH, { onRequest: perAddress }, async (request, reply) => {
+    scope.get(WEB_CALLBACK_PATH, { onRequest: options.perAddressLimit }, async (request, reply) => {
       const pending = readPending(request.cookies[sessions.signInCookieName]);
       sessions.clearCookie(reply, sessions.signInCookieName);
       const query = new URL(request.url, 'http://callback').search;
@@ -171,8 +169,6 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
   });
 
   await app.register(async (scope) => {
-    const perSubject = options.perSubjectLimit;
-
     scope.addHook('preHandler', async (request, reply) => {
       const session = await signedIn(request);
       if (session === undefined) {
@@ -181,7 +177,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
         return page(reply, 401, messagePage('Signed out', 'Your session has ended, so this was not done. Sign in and try again.', { href: '/auth/sign-in', label: 'Sign in' }));
       }
       request.webSession = session;
-      const refused = perSubject?.(request, reply);
+      const refused = options.perSubjectLimit?.(request, reply);
       if (refused !== undefined) throw refused;
       // Multipart bodies are read by their handler, which checks the token itself before reading the file.
       if (request.method === 'POST' && !request.isMultipart() && !sessions.csrfValid(session, first((request.body ?? {}) as Form, 'csrf'))) {

@@ -59,12 +59,7 @@ describe('verification cache', () => {
   });
 
   it('answers a reused verdict at once, without a promise, when the key generation is known without a check', async () => {
-    const watched = withVerificationCache(inner, {
-      keyGeneration: () => {
-        const state = stateFile.currentWatched();
-        return state instanceof Promise ? state.then((known) => known.signingKey.kid) : state.signingKey.kid;
-      },
-    });
+    const watched = withVerificationCache(inner, { keyGeneration: () => stateFile.currentKeyId() });
     const alice = await token('alice');
     const first = watched.verify(alice);
     expect(first).toBeInstanceOf(Promise);

@@ -28,8 +28,8 @@ export interface AuthorizationServerOptions {
   /** OAuthClientMetadataAllowedHosts, and (tests) the network edge of metadata-document fetches. */
   readonly clientMetadata: Pick<ClientMetadataFetchOptions, 'allowedHosts' | 'connect'>;
   /**
-   * Makes a per-client-address request limit on `app` (an onRequest hook with counters of its own, named
-   * `bucket`): every endpoint of the authorization server has one, since anyone can call them without a token.
+   * Makes a per-client-address request limit (an onRequest hook with counters of its own): every endpoint of the
+   * authorization server has one, since anyone can call them without a token.
    */
   readonly perAddressLimit: (perMinute: number) => onRequestHookHandler;
   /** The web page's sign-in callback, when the page is on (it is then a first-party client). */
@@ -250,8 +250,7 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
       ),
     );
 
-  const { pageLimit } = options;
-  app.get<{ Params: { uid: string } }>(`${INTERACTION_PATH}/:uid`, { onRequest: pageLimit }, async (request, reply) => {
+  app.get<{ Params: { uid: string } }>(`${INTERACTION_PATH}/:uid`, { onRequest: options.pageLimit }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid) return expired(reply);
     const { interaction, client, state } = found;
@@ -317,7 +316,7 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     return reply.redirect(redirectTo, 303);
   });
 
-  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/consent`, { onRequest: pageLimit }, async (request, reply) => {
+  app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/consent`, { onRequest: options.pageLimit }, async (request, reply) => {
     const found = await details(request, reply);
     if (found === undefined || found.interaction.uid !== request.params.uid || found.interaction.prompt.name !== 'consent') {
       return expired(reply);

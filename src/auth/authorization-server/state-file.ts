@@ -118,6 +118,12 @@ export class StateFile {
     return this.current();
   }
 
+  /** The signing key's id as `currentWatched()` finds it (what a cached token verdict was reached under). */
+  currentKeyId(): string | Promise<string> {
+    const state = this.currentWatched();
+    return state instanceof Promise ? state.then((known) => known.signingKey.kid) : state.signingKey.kid;
+  }
+
   /** Stops the watch (a process closing its service). */
   close(): void {
     this.#watch?.watcher?.close();
