@@ -6,7 +6,7 @@
 //   git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
 //   npx tsx bench/jsonrpc-variants.ts 4 6 tools/list tree=/tmp/before tree=.
 // Run: npx tsx bench/jsonrpc-variants.ts [secondsPerRun=4] [rounds=6] [method=tools/list] variant variant [...]
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -62,4 +62,5 @@ try {
   }
 } finally {
   await Promise.all(servers.map((server) => server.close()));
+  rmSync(logDir, { recursive: true, force: true });
 }

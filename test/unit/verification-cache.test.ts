@@ -58,6 +58,20 @@ describe('verification cache', () => {
     await expect(verifier.verify(`${alice.slice(0, -2)}${alice.endsWith('A') ? 'BB' : 'AA'}`)).rejects.toBeInstanceOf(TokenError);
   });
 
+  it('never gives one token the verdict of another that ends in the same characters', async () => {
+    const verifier = cached();
+    const alice = await token('alice');
+    expect((await verifier.verify(alice)).subject).toBe('alice');
+    // Same signature, another payload: the map key (the token's end) matches, the token does not.
+    const [header, , signature] = alice.split('.');
+    const forged = `${header}.${Buffer.from(JSON.stringify({ sub: 'mallory' })).toString('base64url')}.${signature}`;
+    await expect(verifier.verify(forged)).rejects.toBeInstanceOf(TokenError);
+    expect(calls).toBe(2);
+    // Alice's verdict is still reused.
+    expect((await verifier.verify(alice)).subject).toBe('alice');
+    expect(calls).toBe(2);
+  });
+
   it('answers a reused verdict at once, without a promise, when the key generation is known without a check', async () => {
     const watched = withVerificationCache(inner, { keyGeneration: () => stateFile.currentKeyId() });
     const alice = await token('alice');
