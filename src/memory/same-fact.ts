@@ -11,7 +11,8 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TEN
  *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
  *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); the same things negated
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
- *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); no verb or
+ *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
+ *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam"); no verb or
  *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
  *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
@@ -57,6 +58,7 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     isSubset(right.names, left.words) &&
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
+    !subjectSwapped(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
@@ -89,6 +91,8 @@ interface Evidence {
   readonly written: ReadonlyMap<string, ReadonlySet<string>>;
   /** Every word in order, lowercase, for multi-word terms ("time of year"). */
   readonly sequence: readonly string[];
+  /** The same words, sentence by sentence, for who does what ("Sam owes the user" / "the user owes Sam"). */
+  readonly sentences: readonly (readonly string[])[];
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -114,6 +118,7 @@ function evidenceOf(text: string): Evidence {
   const content = new Set<string>();
   const written = new Map<string, Set<string>>();
   const sequence: string[] = [];
+  const sentences: string[][] = [];
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -124,6 +129,8 @@ function evidenceOf(text: string): Evidence {
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
     const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+    const sentenceWords: string[] = [];
+    sentences.push(sentenceWords);
     let negation = false;
     tokens.forEach((raw, index) => {
       const word = bareWord(raw);
@@ -132,6 +139,7 @@ function evidenceOf(text: string): Evidence {
       if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
       words.add(lower);
       sequence.push(lower);
+      sentenceWords.push(lower);
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
@@ -215,7 +223,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
 }
 
 /**
@@ -328,6 +336,35 @@ function rolesSwapped(left: Evidence, right: Evidence): boolean {
     }
   }
   return false;
+}
+
+/**
+ * "Sam owes the user £50" is not "The user owes Sam £50": the same verb right after someone named in both texts,
+ * with other people before it in one text than in the other. People are the user and the names of either text
+ * (a name opening one sentence is a name in the other). A text with "by" may be passive ("was paid by Sam") and
+ * is not judged here; a verb not right after a person ("the user's son owes") is not either, so only a clear
+ * subject counts.
+ */
+function subjectSwapped(left: Evidence, right: Evidence): boolean {
+  if (left.words.has('by') || right.words.has('by')) return false;
+  const people = new Set(['user', ...left.names, ...right.names]);
+  const sides = (sentence: readonly string[], at: number) => ({
+    before: new Set(sentence.slice(0, at).filter((word) => people.has(word))),
+    after: new Set(sentence.slice(at + 1).filter((word) => people.has(word))),
+  });
+  const subjectVerbs = (evidence: Evidence) =>
+    evidence.sentences.flatMap((sentence) =>
+      sentence.flatMap((word, at) => (at > 0 && people.has(sentence[at - 1]!) && isMainVerb(word) ? [{ verb: word, ...sides(sentence, at) }] : [])),
+    );
+  const rightVerbs = subjectVerbs(right);
+  return subjectVerbs(left).some((stated) =>
+    rightVerbs.some((other) => other.verb === stated.verb && !(setsEqual(stated.before, other.before) && setsEqual(stated.after, other.after))),
+  );
+}
+
+/** A word with a tense that is not an auxiliary ("owes", "lent"; not "is", "has"). */
+function isMainVerb(word: string): boolean {
+  return tenseOf(word) !== undefined && !AUXILIARY_TENSES.has(word) && !STOP_WORDS.has(word);
 }
 
 type Tense = 'past' | 'present';

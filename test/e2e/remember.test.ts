@@ -213,6 +213,7 @@ describe.each(engines)('remember on %s', (engine) => {
     ['The user lives in Berlin', 'The user lives in Munich'],
     ['The user likes cats', 'The user does not like cats'],
     ['The user works at Google as an engineer', 'The user works at Google as a manager'],
+    ['Sam owes the user £50', 'The user owes Sam £50'],
   ])('never skips a different fact on the same topic: %s / %s', async (existing, incoming) => {
     const subject = newSubject();
     await remember(subject, { text: existing });

@@ -61,6 +61,9 @@ describe('sameFact', () => {
     ['The user would like to visit Iceland one day.', 'The user wants to visit Iceland.'],
     ['The user has lived in Leeds for over 10 years.', 'The user has lived in Leeds for over ten years.'],
     ['The user gave a book to Sam.', 'The user gave Sam a book.'],
+    // The same subject, however the rest is ordered; people joined by "and" in either order.
+    ['The user calls Sam every Sunday.', 'Every Sunday the user calls Sam.'],
+    ['The user and Sam got married in 2014.', 'Sam and the user got married in 2014.'],
     // "May" the month is no "may".
     ["The user's flight leaves on 5 May.", "On May 5th the user's flight leaves."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
@@ -144,6 +147,11 @@ describe('sameFact', () => {
     ['The user likes cats more than dogs.', 'The user likes dogs more than cats.'],
     ['The user is taller than Sam.', 'Sam is taller than the user.'],
     ['Sam sends money to the user.', 'The user sends money to Sam.'],
+    // Who does what, without a preposition: another subject for the same verb.
+    ['Sam owes the user £50.', 'The user owes Sam £50.'],
+    ['Priya mentors the user.', 'The user mentors Priya.'],
+    ['Ana lent the user her car.', 'The user lent Ana her car.'],
+    ['Sam calls the user every Sunday.', 'The user calls Sam every Sunday.'],
     // The same verb or auxiliary in the past on one side and in the present on the other.
     ["The user's brother Tom lives in Sydney.", "The user's brother Tom lived in Sydney."],
     ['The user lives in Leeds.', "The user's home was in Leeds."],
