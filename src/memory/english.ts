@@ -48,7 +48,7 @@ export const IRREGULAR_VERBS = new Map<string, string>(
     'hold:held;lead:led;feed:fed;hear:heard;leave:left;understand:understood;shake:shook,shaken;throw:threw,thrown;' +
     'draw:drew,drawn;do:did,done;hide:hid,hidden;dig:dug;lend:lent;light:lit;rise:rose,risen;shoot:shot;' +
     'sink:sank,sunk;spin:spun;stick:stuck;strike:struck;swear:swore,sworn;tear:tore,torn;bend:bent;deal:dealt;' +
-    'mean:meant;seek:sought;fight:fought;forgive:forgave,forgiven;freeze:froze,frozen;hang:hung;ring:rang,rung',
+    'mean:meant;seek:sought;fight:fought;forgive:forgave,forgiven;freeze:froze,frozen;hang:hung;ring:rang,rung;beat:beaten',
   ),
 );
 

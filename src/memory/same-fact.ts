@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer';
 import { isEntry, meaningsOf } from './wordnet.js';
-import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf, variantPairs } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf, variantPairs } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -12,7 +12,8 @@ import { IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TEN
  *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); the same things negated
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
  *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
- *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam"); no verb or
+ *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam") and the same
+ *    owner of a role ("Sam's boss" ≠ "the user's boss"); no verb or
  *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
  *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
@@ -93,6 +94,8 @@ interface Evidence {
   readonly sequence: readonly string[];
   /** The same words, sentence by sentence, for who does what ("Sam owes the user" / "the user owes Sam"). */
   readonly sentences: readonly (readonly string[])[];
+  /** Whose each kinship or role word is ("Sam's boss": boss → sam; "the user's mother": mother → user). */
+  readonly roleOwners: ReadonlyMap<string, ReadonlySet<string>>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -119,6 +122,7 @@ function evidenceOf(text: string): Evidence {
   const written = new Map<string, Set<string>>();
   const sequence: string[] = [];
   const sentences: string[][] = [];
+  const roleOwners = new Map<string, Set<string>>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -137,6 +141,8 @@ function evidenceOf(text: string): Evidence {
       const lower = word.toLowerCase();
       if (lower === '') return;
       if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
+      const ownedRole = /'s$/i.test(raw) && !IS_CONTRACTED.has(lower) ? roleOf(bareWord(tokens[index + 1] ?? '').toLowerCase()) : undefined;
+      if (ownedRole !== undefined) roleOwners.set(ownedRole, (roleOwners.get(ownedRole) ?? new Set()).add(lower));
       words.add(lower);
       sequence.push(lower);
       sentenceWords.push(lower);
@@ -223,7 +229,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, roleOwners, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
 }
 
 /**
@@ -319,6 +325,8 @@ const PARTICIPANTS = new Set(['user']);
 const BINDINGS = new Map<string, BindingKind>([
   ...each('to', ['to', 'into', 'onto', 'towards', 'toward', 'than', 'over']),
   ['from', 'from'],
+  // "moving out of London": from London.
+  ['out', 'from'],
 ]);
 
 /**
@@ -339,22 +347,26 @@ function rolesSwapped(left: Evidence, right: Evidence): boolean {
 }
 
 /**
- * "Sam owes the user £50" is not "The user owes Sam £50": the same verb right after someone named in both texts,
- * with other people before it in one text than in the other. People are the user and the names of either text
- * (a name opening one sentence is a name in the other). A text with "by" may be passive ("was paid by Sam") and
- * is not judged here; a verb not right after a person ("the user's son owes") is not either, so only a clear
- * subject counts.
+ * "Sam owes the user £50" is not "The user owes Sam £50": the same verb right after a person in both texts, with
+ * other people before it in one text than in the other. People are the user, the names of either text (a name
+ * opening one sentence is a name in the other) and kinship and role words. A text with "by" may be passive ("was
+ * paid by Sam") and is not judged by its verbs; a verb not right after a person is not either, so only a clear
+ * subject counts. "The user is Sam's boss" is not "Sam is the user's boss": a role word owned by someone else.
  */
 function subjectSwapped(left: Evidence, right: Evidence): boolean {
+  for (const [role, owners] of left.roleOwners) {
+    const others = right.roleOwners.get(role);
+    if (others !== undefined && !setsEqual(owners, others)) return true;
+  }
   if (left.words.has('by') || right.words.has('by')) return false;
-  const people = new Set(['user', ...left.names, ...right.names]);
+  const isPerson = (word: string) => word === 'user' || left.names.has(word) || right.names.has(word) || roleOf(word) !== undefined;
   const sides = (sentence: readonly string[], at: number) => ({
-    before: new Set(sentence.slice(0, at).filter((word) => people.has(word))),
-    after: new Set(sentence.slice(at + 1).filter((word) => people.has(word))),
+    before: new Set(sentence.slice(0, at).filter(isPerson)),
+    after: new Set(sentence.slice(at + 1).filter(isPerson)),
   });
   const subjectVerbs = (evidence: Evidence) =>
     evidence.sentences.flatMap((sentence) =>
-      sentence.flatMap((word, at) => (at > 0 && people.has(sentence[at - 1]!) && isMainVerb(word) ? [{ verb: word, ...sides(sentence, at) }] : [])),
+      sentence.flatMap((word, at) => (at > 0 && isPerson(sentence[at - 1]!) && isMainVerb(word) ? [{ verb: word, ...sides(sentence, at) }] : [])),
     );
   const rightVerbs = subjectVerbs(right);
   return subjectVerbs(left).some((stated) =>
@@ -362,9 +374,9 @@ function subjectSwapped(left: Evidence, right: Evidence): boolean {
   );
 }
 
-/** A word with a tense that is not an auxiliary ("owes", "lent"; not "is", "has"). */
+/** A verb with a tense, or an irregular one, that is not an auxiliary ("owes", "lent", "beat"; not "is", "has"). */
 function isMainVerb(word: string): boolean {
-  return tenseOf(word) !== undefined && !AUXILIARY_TENSES.has(word) && !STOP_WORDS.has(word);
+  return (tenseOf(word) !== undefined || IRREGULAR_FORMS.has(word)) && !AUXILIARY_TENSES.has(word) && !STOP_WORDS.has(word);
 }
 
 type Tense = 'past' | 'present';

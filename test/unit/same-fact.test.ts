@@ -64,6 +64,10 @@ describe('sameFact', () => {
     // The same subject, however the rest is ordered; people joined by "and" in either order.
     ['The user calls Sam every Sunday.', 'Every Sunday the user calls Sam.'],
     ['The user and Sam got married in 2014.', 'Sam and the user got married in 2014.'],
+    ["The user's boss is Sam.", "Sam is the user's boss."],
+    ["The user's sister Ana beat the user at chess.", "Ana, the user's sister, beat the user at chess."],
+    ["The user's mother taught Sam piano.", "Sam was taught piano by the user's mother."],
+    ['The user moved out of London in 2020.', 'In 2020 the user moved out of London.'],
     // "May" the month is no "may".
     ["The user's flight leaves on 5 May.", "On May 5th the user's flight leaves."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
@@ -152,6 +156,12 @@ describe('sameFact', () => {
     ['Priya mentors the user.', 'The user mentors Priya.'],
     ['Ana lent the user her car.', 'The user lent Ana her car.'],
     ['Sam calls the user every Sunday.', 'The user calls Sam every Sunday.'],
+    ['Sam beat the user at chess.', 'The user beat Sam at chess.'],
+    ["The user's mother taught Sam.", "Sam taught the user's mother."],
+    // Whose a role is: "Sam's boss" is not "the user's boss".
+    ["The user is Sam's boss.", "Sam is the user's boss."],
+    // "Out of" a place is where one comes from.
+    ['The user is moving out of London.', 'The user is moving to London.'],
     // The same verb or auxiliary in the past on one side and in the present on the other.
     ["The user's brother Tom lives in Sydney.", "The user's brother Tom lived in Sydney."],
     ['The user lives in Leeds.', "The user's home was in Leeds."],
