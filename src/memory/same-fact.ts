@@ -13,7 +13,7 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
  *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
  *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam") and the same
- *    owner of a role ("Sam's boss" ≠ "the user's boss"); no verb or
+ *    owner of what both texts say is someone's ("Sam's boss" ≠ "the user's boss"); no verb or
  *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
  *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
@@ -94,8 +94,8 @@ interface Evidence {
   readonly sequence: readonly string[];
   /** The same words, sentence by sentence, for who does what ("Sam owes the user" / "the user owes Sam"). */
   readonly sentences: readonly (readonly string[])[];
-  /** Whose each kinship or role word is ("Sam's boss": boss → sam; "the user's mother": mother → user). */
-  readonly roleOwners: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Whose each thing is, where a possessive says it ("Sam's boss": boss → sam; "the user's car": car → user). */
+  readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -122,7 +122,7 @@ function evidenceOf(text: string): Evidence {
   const written = new Map<string, Set<string>>();
   const sequence: string[] = [];
   const sentences: string[][] = [];
-  const roleOwners = new Map<string, Set<string>>();
+  const owners = new Map<string, Set<string>>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -141,8 +141,11 @@ function evidenceOf(text: string): Evidence {
       const lower = word.toLowerCase();
       if (lower === '') return;
       if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
-      const ownedRole = /'s$/i.test(raw) && !IS_CONTRACTED.has(lower) ? roleOf(bareWord(tokens[index + 1] ?? '').toLowerCase()) : undefined;
-      if (ownedRole !== undefined) roleOwners.set(ownedRole, (roleOwners.get(ownedRole) ?? new Set()).add(lower));
+      const owned = /'s$/i.test(raw) && !IS_CONTRACTED.has(lower) ? bareWord(tokens[index + 1] ?? '').toLowerCase() : '';
+      if (owned !== '' && !STOP_WORDS.has(owned)) {
+        const thing = roleOf(owned) ?? rootOf(owned);
+        owners.set(thing, (owners.get(thing) ?? new Set()).add(lower));
+      }
       words.add(lower);
       sequence.push(lower);
       sentenceWords.push(lower);
@@ -229,7 +232,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, roleOwners, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, owners, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
 }
 
 /**
@@ -351,11 +354,12 @@ function rolesSwapped(left: Evidence, right: Evidence): boolean {
  * other people before it in one text than in the other. People are the user, the names of either text (a name
  * opening one sentence is a name in the other) and kinship and role words. A text with "by" may be passive ("was
  * paid by Sam") and is not judged by its verbs; a verb not right after a person is not either, so only a clear
- * subject counts. "The user is Sam's boss" is not "Sam is the user's boss": a role word owned by someone else.
+ * subject counts. "The user is Sam's boss" is not "Sam is the user's boss": a thing both texts give an owner
+ * ("X's boss") owned by someone else.
  */
 function subjectSwapped(left: Evidence, right: Evidence): boolean {
-  for (const [role, owners] of left.roleOwners) {
-    const others = right.roleOwners.get(role);
+  for (const [thing, owners] of left.owners) {
+    const others = right.owners.get(thing);
     if (others !== undefined && !setsEqual(owners, others)) return true;
   }
   if (left.words.has('by') || right.words.has('by')) return false;

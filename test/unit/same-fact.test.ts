@@ -65,6 +65,7 @@ describe('sameFact', () => {
     ['The user calls Sam every Sunday.', 'Every Sunday the user calls Sam.'],
     ['The user and Sam got married in 2014.', 'Sam and the user got married in 2014.'],
     ["The user's boss is Sam.", "Sam is the user's boss."],
+    ["Sam's dog bit the user's cat.", "The user's cat was bitten by Sam's dog."],
     ["The user's sister Ana beat the user at chess.", "Ana, the user's sister, beat the user at chess."],
     ["The user's mother taught Sam piano.", "Sam was taught piano by the user's mother."],
     ['The user moved out of London in 2020.', 'In 2020 the user moved out of London.'],
@@ -158,8 +159,9 @@ describe('sameFact', () => {
     ['Sam calls the user every Sunday.', 'The user calls Sam every Sunday.'],
     ['Sam beat the user at chess.', 'The user beat Sam at chess.'],
     ["The user's mother taught Sam.", "Sam taught the user's mother."],
-    // Whose a role is: "Sam's boss" is not "the user's boss".
+    // Whose something is: "Sam's boss" is not "the user's boss".
     ["The user is Sam's boss.", "Sam is the user's boss."],
+    ["The user's manager is Priya.", "The user is Priya's manager."],
     // "Out of" a place is where one comes from.
     ['The user is moving out of London.', 'The user is moving to London.'],
     // The same verb or auxiliary in the past on one side and in the present on the other.
