@@ -13,7 +13,8 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP
  *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
  *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
  *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam") and the same
- *    owner of what both texts say is someone's ("Sam's boss" ≠ "the user's boss"); no verb or
+ *    owner of what both texts say is someone's ("Sam's boss" ≠ "the user's boss"); the same particle after a
+ *    verb ("turned off" ≠ "turned on"); no verb or
  *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
  *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
@@ -60,6 +61,7 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
     !subjectSwapped(left, right) &&
+    !particlesChanged(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
@@ -96,6 +98,8 @@ interface Evidence {
   readonly sentences: readonly (readonly string[])[];
   /** Whose each thing is, where a possessive says it ("Sam's boss": boss → sam; "the user's car": car → user). */
   readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The particles right after a verb, by the verb's root ("turned off": turn → off; "checked out": check → out). */
+  readonly particles: ReadonlyMap<string, ReadonlySet<string>>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -123,6 +127,7 @@ function evidenceOf(text: string): Evidence {
   const sequence: string[] = [];
   const sentences: string[][] = [];
   const owners = new Map<string, Set<string>>();
+  const particles = new Map<string, Set<string>>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -152,6 +157,14 @@ function evidenceOf(text: string): Evidence {
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
+      if (PARTICLES.has(lower) && index > 0) {
+        // Lowercase letters only: "Leeds" and "@ellis.makes" end in "s" but are no verbs.
+        const verb = bareWord(tokens[index - 1]!);
+        if (/^\p{Ll}+$/u.test(verb) && isVerbForm(verb)) {
+          const root = rootOf(verb);
+          particles.set(root, (particles.get(root) ?? new Set()).add(lower));
+        }
+      }
       // "May" the month is no "may".
       const qualifier = word === 'May' ? undefined : qualifierOf(lower, next, tokens[index + 2]?.toLowerCase());
       if (qualifier !== undefined) qualifiers.add(qualifier);
@@ -232,7 +245,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, owners, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
 }
 
 /**
@@ -383,6 +396,30 @@ function isMainVerb(word: string): boolean {
   return (tenseOf(word) !== undefined || IRREGULAR_FORMS.has(word)) && !AUXILIARY_TENSES.has(word) && !STOP_WORDS.has(word);
 }
 
+/**
+ * Particles that make a verb another verb ("turned off" is not "turned on", "checked out" not "checked in"). Not
+ * the ones that more often start a place or a time ("in", "on", "after", "over": "booked on 2 October").
+ */
+const PARTICLES = new Set(['up', 'down', 'out', 'off', 'away', 'back']);
+
+/** A verb with a tense or in "-ing" ("turned", "looks", "looking"); not an auxiliary, a grammar or a role word. */
+function isVerbForm(word: string): boolean {
+  return (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word)) && !AUXILIARY_TENSES.has(word) && !STOP_WORDS.has(word) && roleOf(word) === undefined;
+}
+
+/**
+ * "The user turned off the alarm" is not "… turned on the alarm", nor "works out at the gym" "works at the gym": a
+ * verb both texts use, followed by another particle, or by one in one text only.
+ */
+function particlesChanged(left: Evidence, right: Evidence): boolean {
+  const differs = (one: Evidence, other: Evidence) =>
+    [...one.particles].some(([root, after]) => {
+      const otherAfter = other.particles.get(root);
+      return otherAfter === undefined ? other.content.has(root) : !setsEqual(after, otherAfter);
+    });
+  return differs(left, right) || differs(right, left);
+}
+
 type Tense = 'past' | 'present';
 const AUXILIARY_TENSES = new Map<string, Tense>([
   ...each('present', ['is', 'are', 'am', 'has', 'does']),
@@ -509,13 +546,16 @@ function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
   return covered;
 }
 
+/** Grammar words that may end a dictionary term of several words ("go to", "look after", "pass away"). */
+const TERM_ENDINGS = new Set(['to', 'after', 'in', 'on', 'off', 'out', 'over', 'into', 'for', 'with', 'about', 'away', 'back']);
+
 /** The two- and three-word dictionary terms of a text ("time of year", "significant other") with a word that `wanted`. */
 function multiWordTerms(sequence: readonly string[], wanted: (word: string) => boolean): string[] {
   const terms: string[] = [];
   for (let length = 2; length <= 3; length++) {
     for (let start = 0; start + length <= sequence.length; start++) {
       const words = sequence.slice(start, start + length);
-      if (STOP_WORDS.has(words[0]!) || STOP_WORDS.has(words[length - 1]!) || !words.some(wanted)) continue;
+      if (STOP_WORDS.has(words[0]!) || (STOP_WORDS.has(words[length - 1]!) && !TERM_ENDINGS.has(words[length - 1]!)) || !words.some(wanted)) continue;
       const term = words.join(' ');
       if (isEntry(term)) terms.push(term);
     }

@@ -120,15 +120,23 @@ function lemmasOf(word: string, part: PartOfSpeech): string[] {
 }
 
 function findLemmas(word: string, part: PartOfSpeech): string[] {
+  const [first, ...rest] = word.split('_');
+  // A verb of several words is inflected in its first one ("took_up" → "take_up", "goes_to" → "go_to").
+  const forms = part === 'verb' && rest.length > 0 ? inflectionBases(first!, part).map((base) => [base, ...rest].join('_')) : inflectionBases(word, part);
+  return forms.filter((form) => senses(form, part).length > 0);
+}
+
+/** `word` and the forms it may be an inflection of, whether or not the dictionary has them. */
+function inflectionBases(word: string, part: PartOfSpeech): string[] {
   const forms = new Set([word]);
   if (part === 'verb') {
     const base = IRREGULAR_VERBS.get(word);
     if (base !== undefined) forms.add(base);
   }
   for (const [suffix, replacement] of DETACHMENTS[part]) {
-    if (word.length > suffix.length + 2 && word.endsWith(suffix)) forms.add(word.slice(0, -suffix.length) + replacement);
+    if (word.length >= suffix.length + 2 && word.endsWith(suffix)) forms.add(word.slice(0, -suffix.length) + replacement);
   }
-  return [...forms].filter((form) => senses(form, part).length > 0);
+  return [...forms];
 }
 
 export interface Meanings {

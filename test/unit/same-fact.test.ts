@@ -66,6 +66,10 @@ describe('sameFact', () => {
     ['The user and Sam got married in 2014.', 'Sam and the user got married in 2014.'],
     ["The user's boss is Sam.", "Sam is the user's boss."],
     ["Sam's dog bit the user's cat.", "The user's cat was bitten by Sam's dog."],
+    // A verb of several words, inflected in its first ("goes to" = "attends"; "passed away" = "died").
+    ["The user's daughter attends Oakfield Primary School.", "The user's daughter goes to Oakfield Primary School."],
+    ['The user attends church on Sundays.', 'On Sundays the user goes to church.'],
+    ["The user's father died in 2019.", "The user's father passed away in 2019."],
     ["The user's sister Ana beat the user at chess.", "Ana, the user's sister, beat the user at chess."],
     ["The user's mother taught Sam piano.", "Sam was taught piano by the user's mother."],
     ['The user moved out of London in 2020.', 'In 2020 the user moved out of London.'],
@@ -162,6 +166,11 @@ describe('sameFact', () => {
     // Whose something is: "Sam's boss" is not "the user's boss".
     ["The user is Sam's boss.", "Sam is the user's boss."],
     ["The user's manager is Priya.", "The user is Priya's manager."],
+    // A particle makes a verb another verb.
+    ['The user turned off the alarm.', 'The user turned on the alarm.'],
+    ['The user checked in at the hotel.', 'The user checked out of the hotel.'],
+    ['The user works out at the gym.', 'The user works at the gym.'],
+    ['The user broke up with Sam.', 'The user broke in with Sam.'],
     // "Out of" a place is where one comes from.
     ['The user is moving out of London.', 'The user is moving to London.'],
     // The same verb or auxiliary in the past on one side and in the present on the other.
