@@ -14,7 +14,8 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP
  *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
  *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam") and the same
  *    owner of what both texts say is someone's ("Sam's boss" ≠ "the user's boss"); the same particle after a
- *    verb ("turned off" ≠ "turned on"); no verb or
+ *    verb ("turned off" ≠ "turned on"); the same relative time and currency ("last year" ≠ "this year", "£50" ≠
+ *    "$50"); no verb or
  *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
  *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
@@ -167,6 +168,8 @@ function evidenceOf(text: string): Evidence {
       }
       // "May" the month is no "may".
       const qualifier = word === 'May' ? undefined : qualifierOf(lower, next, tokens[index + 2]?.toLowerCase());
+      // "last year" is not "this year" or "next year": a time that must agree, as a date must.
+      if (DEICTIC.has(lower) && next !== undefined && PERIODS.has(bareWord(next))) numbers.add(`${lower} ${bareWord(next)}`);
       if (qualifier !== undefined) qualifiers.add(qualifier);
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
@@ -235,7 +238,8 @@ function evidenceOf(text: string): Evidence {
         if (GLUE.has(root)) continue;
         content.add(root);
         written.set(root, (written.get(root) ?? new Set()).add(part));
-        const tense = tenseOf(part);
+        // "is moving" is the present ("moved" is not), whatever "-ing" alone says.
+        const tense = tenseOf(part) ?? (part.endsWith('ing') && PRESENT_BE.has(previous ?? '') ? 'present' : undefined);
         if (tense === 'past') pastRoots.add(root);
         else if (tense === 'present') presentRoots.add(root);
         if (negation) {
@@ -271,7 +275,9 @@ type Qualifier =
   | 'past habit'
   | 'infrequent'
   | 'partial'
-  | 'former';
+  | 'former'
+  | 'vicinity'
+  | 'future';
 const QUALIFIERS = new Map<string, Qualifier>([
   ...each('intent', [...variantsOf('want hope plan intend aim consider dream wish offer'), 'goal', 'goals', 'ambition']),
   ...each('possibility', ['might', 'may', 'could', 'possibly', 'perhaps', 'maybe', 'probably']),
@@ -285,11 +291,21 @@ const QUALIFIERS = new Map<string, Qualifier>([
   ...each('partial', ['half', 'partly', 'partially', 'most']),
   ...each('condition', ['if', 'unless', 'except', 'excluding', 'provided']),
   ...each('former', ['former', 'formerly', 'previous', 'previously']),
+  // "lives near Leeds" is not "lives in Leeds".
+  ...each('vicinity', ['near', 'nearby', 'outside']),
+  // "will retire in 2030" is not "retired in 2030".
+  ...each('future', ['will', 'shall']),
 ]);
 
+const PRESENT_BE = new Set(['is', 'are', 'am']);
+const DEICTIC = new Set(['this', 'last', 'next']);
+const PERIODS = new Set([
+  ...['year', 'month', 'week', 'weekend', 'summer', 'winter', 'spring', 'autumn', 'fall', 'night', 'term', 'season', 'time'],
+  ...['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'],
+]);
 const GIVE = new Set(['give', 'gives', 'gave', 'given', 'giving']);
 /** Every word qualifierOf may answer for: one look-up for the rest of a text's words. */
-const QUALIFYING = new Set([...QUALIFIERS.keys(), ...GIVE, 'has', 'have', 'had', 'would', 'thinking', 'used', 'more', 'less', 'fewer', 'at', 'up', 'over', 'under']);
+const QUALIFYING = new Set([...QUALIFIERS.keys(), ...GIVE, 'has', 'have', 'had', 'would', 'thinking', 'used', 'more', 'less', 'fewer', 'at', 'up', 'over', 'under', 'close']);
 const isNumber = (token: string | undefined): boolean => token !== undefined && (/^\d/.test(token) || numberValue(token) !== undefined);
 
 /** A verb's written forms: "plan" → plan, plans, planned, planning. */
@@ -319,6 +335,7 @@ function qualifierOf(word: string, next: string | undefined, afterNext: string |
   if ((word === 'more' || word === 'less' || word === 'fewer') && next === 'than' && isNumber(afterNext)) return 'bound';
   if ((word === 'at' && (next === 'least' || next === 'most')) || (word === 'up' && next === 'to' && isNumber(afterNext))) return 'bound';
   if ((word === 'over' || word === 'under') && isNumber(next)) return 'bound';
+  if (word === 'close') return next === 'to' ? 'vicinity' : undefined;
   return QUALIFIERS.get(word);
 }
 
@@ -566,6 +583,8 @@ function multiWordTerms(sequence: readonly string[], wanted: (word: string) => b
 /** Phrases with one meaning written several ways, made one before the words are compared. */
 function rephrase(text: string): string {
   return text
+    // A currency sign is a word of its own ("£50" = "50 pounds" ≠ "$50"); the tokens would drop the sign.
+    .replace(/([£$€¥])\s?(\d[\d,.]*)/gu, (_match, sign: string, amount: string) => `${amount} ${CURRENCIES[sign]!}`)
     .replace(/\bcan't\b/gi, 'can not')
     .replace(/\bwon't\b/gi, 'will not')
     .replace(/n't\b/gi, ' not')
@@ -597,6 +616,8 @@ function rephrase(text: string): string {
 
 /** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
 const OWNER = String.raw`(\b(?:[Uu]ser|\p{Lu}[\p{L}-]*)'s|\b(?:[Tt]heir|[Hh]is|[Hh]er|[Mm]y|[Yy]our|[Oo]ur))`;
+
+const CURRENCIES: Record<string, string> = { '£': 'pounds', $: 'dollars', '€': 'euros', '¥': 'yen' };
 
 const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', month: 'monthly', year: 'yearly' };
 

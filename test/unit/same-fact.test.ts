@@ -66,6 +66,13 @@ describe('sameFact', () => {
     ['The user and Sam got married in 2014.', 'Sam and the user got married in 2014.'],
     ["The user's boss is Sam.", "Sam is the user's boss."],
     ["Sam's dog bit the user's cat.", "The user's cat was bitten by Sam's dog."],
+    // The same time, wherever it is said; "is moving" and "moves" both now.
+    ['The user started a new job last week.', 'Last week the user started a new job.'],
+    ['The user will turn 40 next year.', 'Next year the user will turn 40.'],
+    ['The user is moving to Leeds.', 'The user moves to Leeds.'],
+    // A currency by its sign or its name.
+    ['The user owes Sam £50.', 'The user owes Sam 50 pounds.'],
+    ['The user earns $5,000 a month.', 'The user earns 5,000 dollars a month.'],
     // A verb of several words, inflected in its first ("goes to" = "attends"; "passed away" = "died").
     ["The user's daughter attends Oakfield Primary School.", "The user's daughter goes to Oakfield Primary School."],
     ['The user attends church on Sundays.', 'On Sundays the user goes to church.'],
@@ -166,6 +173,14 @@ describe('sameFact', () => {
     // Whose something is: "Sam's boss" is not "the user's boss".
     ["The user is Sam's boss.", "Sam is the user's boss."],
     ["The user's manager is Priya.", "The user is Priya's manager."],
+    // Another time: this year or last, the future or the past, now or then; near a place is not in it.
+    ['The user moved house last year.', 'The user moved house this year.'],
+    ['The user will retire in 2030.', 'The user retired in 2030.'],
+    ['The user is moving in March.', 'The user moved in March.'],
+    ['The user lives near Leeds.', 'The user lives in Leeds.'],
+    // Another currency.
+    ['The user owes Sam £50.', 'The user owes Sam $50.'],
+    ['The rent is €900.', 'The rent is £900.'],
     // A particle makes a verb another verb.
     ['The user turned off the alarm.', 'The user turned on the alarm.'],
     ['The user checked in at the hotel.', 'The user checked out of the hotel.'],
