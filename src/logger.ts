@@ -66,7 +66,7 @@ class PacedStdout {
     this.#scheduled = undefined;
     this.#lastWrite = performance.now();
     if (this.#pending.length === 0) return;
-    const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('');
+    const text = this.#pending.join('');
     this.#pending = [];
     this.#stdout.write(Buffer.from(text) as unknown as string);
   };

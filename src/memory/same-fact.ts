@@ -61,6 +61,7 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     isSubset(right.names, left.words) &&
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
+    !ownersDiffer(left, right) &&
     !subjectSwapped(left, right) &&
     !particlesChanged(left, right) &&
     !tenseChanged(left, right) &&
@@ -93,9 +94,8 @@ interface Evidence {
   readonly content: ReadonlySet<string>;
   /** Each content stem's words as written (lowercase). */
   readonly written: ReadonlyMap<string, ReadonlySet<string>>;
-  /** Every word in order, lowercase, for multi-word terms ("time of year"). */
-  readonly sequence: readonly string[];
-  /** The same words, sentence by sentence, for who does what ("Sam owes the user" / "the user owes Sam"). */
+  /** Every word in order, lowercase, sentence by sentence: for multi-word terms ("time of year") and for who does
+   * what ("Sam owes the user" / "the user owes Sam"). */
   readonly sentences: readonly (readonly string[])[];
   /** Whose each thing is, where a possessive says it ("Sam's boss": boss → sam; "the user's car": car → user). */
   readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
@@ -125,7 +125,6 @@ function evidenceOf(text: string): Evidence {
   const negated = new Set<string>();
   const content = new Set<string>();
   const written = new Map<string, Set<string>>();
-  const sequence: string[] = [];
   const sentences: string[][] = [];
   const owners = new Map<string, Set<string>>();
   const particles = new Map<string, Set<string>>();
@@ -146,14 +145,14 @@ function evidenceOf(text: string): Evidence {
       const word = bareWord(raw);
       const lower = word.toLowerCase();
       if (lower === '') return;
-      if ((/'s$/i.test(raw) && !IS_CONTRACTED.has(lower)) || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
-      const owned = /'s$/i.test(raw) && !IS_CONTRACTED.has(lower) ? bareWord(tokens[index + 1] ?? '').toLowerCase() : '';
+      const ownsNext = /'s$/i.test(raw) && !IS_CONTRACTED.has(lower);
+      if (ownsNext || POSSESSIVE_DETERMINERS.has(lower)) possessive = true;
+      const owned = ownsNext ? bareWord(tokens[index + 1] ?? '').toLowerCase() : '';
       if (owned !== '' && !STOP_WORDS.has(owned)) {
         const thing = roleOf(owned) ?? rootOf(owned);
         owners.set(thing, (owners.get(thing) ?? new Set()).add(lower));
       }
       words.add(lower);
-      sequence.push(lower);
       sentenceWords.push(lower);
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
@@ -169,7 +168,10 @@ function evidenceOf(text: string): Evidence {
       // "May" the month is no "may".
       const qualifier = word === 'May' ? undefined : qualifierOf(lower, next, tokens[index + 2]?.toLowerCase());
       // "last year" is not "this year" or "next year": a time that must agree, as a date must.
-      if (DEICTIC.has(lower) && next !== undefined && PERIODS.has(bareWord(next))) numbers.add(`${lower} ${bareWord(next)}`);
+      if (DEICTIC.has(lower) && next !== undefined) {
+        const period = bareWord(next);
+        if (PERIODS.has(period)) numbers.add(`${lower} ${period}`);
+      }
       if (qualifier !== undefined) qualifiers.add(qualifier);
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
@@ -249,7 +251,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sequence, sentences, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
 }
 
 /**
@@ -379,19 +381,22 @@ function rolesSwapped(left: Evidence, right: Evidence): boolean {
   return false;
 }
 
+/** "The user is Sam's boss" is not "Sam is the user's boss": a thing both texts give an owner ("X's boss"), owned by another. */
+function ownersDiffer(left: Evidence, right: Evidence): boolean {
+  return [...left.owners].some(([thing, owners]) => {
+    const others = right.owners.get(thing);
+    return others !== undefined && !setsEqual(owners, others);
+  });
+}
+
 /**
  * "Sam owes the user £50" is not "The user owes Sam £50": the same verb right after a person in both texts, with
  * other people before it in one text than in the other. People are the user, the names of either text (a name
  * opening one sentence is a name in the other) and kinship and role words. A text with "by" may be passive ("was
- * paid by Sam") and is not judged by its verbs; a verb not right after a person is not either, so only a clear
- * subject counts. "The user is Sam's boss" is not "Sam is the user's boss": a thing both texts give an owner
- * ("X's boss") owned by someone else.
+ * paid by Sam") and is not judged here; a verb not right after a person is not either, so only a clear subject
+ * counts.
  */
 function subjectSwapped(left: Evidence, right: Evidence): boolean {
-  for (const [thing, owners] of left.owners) {
-    const others = right.owners.get(thing);
-    if (others !== undefined && !setsEqual(owners, others)) return true;
-  }
   if (left.words.has('by') || right.words.has('by')) return false;
   const isPerson = (word: string) => word === 'user' || left.names.has(word) || right.names.has(word) || roleOf(word) !== undefined;
   const sides = (sentence: readonly string[], at: number) => ({
@@ -545,7 +550,7 @@ function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
   const unmatched = [...stored.content].filter((root) => !hasStem(incoming.content, root));
   const storedTerms = [
     ...unmatched.flatMap((root) => [...stored.written.get(root)!]),
-    ...multiWordTerms(stored.sequence, (word) => unmatched.includes(rootOf(word))),
+    ...multiWordTerms(stored.sentences.flat(), (word) => unmatched.includes(rootOf(word))),
   ];
   const storedMeanings = new Set<string>();
   for (const term of storedTerms) {
@@ -555,7 +560,7 @@ function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
   const stemsOf = (term: string) => term.split(' ').map(rootOf).filter((root) => incoming.content.has(root));
   const covered = new Set<string>();
   const open = (word: string) => !hasStem(stored.content, rootOf(word));
-  const incomingTerms = [...[...incoming.written.values()].flatMap((forms) => [...forms]).filter(open), ...multiWordTerms(incoming.sequence, open)];
+  const incomingTerms = [...[...incoming.written.values()].flatMap((forms) => [...forms]).filter(open), ...multiWordTerms(incoming.sentences.flat(), open)];
   for (const term of incomingTerms) {
     const { senses } = meaningsOf(term, { senses: MEANING.senses, hypernymDepth: 0 });
     if ([...senses].some((synset) => storedMeanings.has(synset))) stemsOf(term).forEach((root) => covered.add(root));

@@ -133,6 +133,7 @@ function inflectionBases(word: string, part: PartOfSpeech): string[] {
     const base = IRREGULAR_VERBS.get(word);
     if (base !== undefined) forms.add(base);
   }
+  // A stem of two letters counts ("goes" → "go"); the dictionary look-up in findLemmas drops forms it lacks.
   for (const [suffix, replacement] of DETACHMENTS[part]) {
     if (word.length >= suffix.length + 2 && word.endsWith(suffix)) forms.add(word.slice(0, -suffix.length) + replacement);
   }
