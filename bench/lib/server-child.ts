@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { PhaseStats, ServerProcessOptions } from './server-process.js';
@@ -79,8 +79,17 @@ async function forkChild(script: string, env: Record<string, string>, stdoutFile
   };
 }
 
-/** Starts bench/lib/server-process.ts in a child process and waits until it listens. */
+let built = false;
+/** Compiles src/ into dist/ (once per benchmark run), so the service measured is the code as it stands. */
+function build(): void {
+  if (built) return;
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: 'inherit' });
+  built = true;
+}
+
+/** Starts bench/lib/server-process.ts, with the service from the build, in a child process and waits until it listens. */
 export async function startServerChild(options: ServerProcessOptions): Promise<ServerChild> {
+  build();
   const child = await forkChild('./server-process.ts', { BENCH_SERVER_OPTIONS: JSON.stringify(options) }, options.log?.file);
   return {
     mcpUrl: child.ready.mcpUrl as string,
