@@ -112,7 +112,25 @@ export class PreSerialized {
   }
 }
 
-const RESULT_TAIL = Buffer.from('}');
+/**
+ * Answers are cut from shared slabs, as Node's own pool does for buffers under 4 kB: a fresh ArrayBuffer for
+ * each larger answer (tools/list's is ~22 kB) cost more to allocate and collect than copying the bytes did.
+ * A slab is never reused, only replaced, so a slice still being written to a socket is never overwritten.
+ */
+const SLAB_BYTES = 256 * 1024;
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slabOffset = 0;
+
+function answerBuffer(length: number): Buffer {
+  if (length > SLAB_BYTES / 4) return Buffer.allocUnsafeSlow(length);
+  if (slabOffset + length > SLAB_BYTES) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    slabOffset = 0;
+  }
+  const buffer = slab.subarray(slabOffset, slabOffset + length);
+  slabOffset = (slabOffset + length + 7) & ~7;
+  return buffer;
+}
 
 /**
  * The wire form of a response, as UTF-8 bytes (Fastify then sends them as they are: no length count or
@@ -120,8 +138,17 @@ const RESULT_TAIL = Buffer.from('}');
  */
 export function serializeMessage(message: OutgoingMessage): Buffer {
   if ('result' in message && message.result instanceof PreSerialized) {
-    const head = Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`, 'utf8');
-    return Buffer.concat([head, message.result.bytes, RESULT_TAIL], head.length + message.result.bytes.length + 1);
+    const head = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`;
+    const headLength = Buffer.byteLength(head);
+    const result = message.result.bytes;
+    const answer = answerBuffer(headLength + result.length + 1);
+    answer.write(head, 0, 'utf8');
+    result.copy(answer, headLength);
+    answer[answer.length - 1] = 0x7d; // the closing brace
+    return answer;
   }
-  return Buffer.from(JSON.stringify(message), 'utf8');
+  const text = JSON.stringify(message);
+  const answer = answerBuffer(Buffer.byteLength(text));
+  answer.write(text, 0, 'utf8');
+  return answer;
 }
