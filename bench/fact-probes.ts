@@ -159,6 +159,14 @@ const distinct: [string, string][] = [
   ['The user is the eldest of four.', 'The user is the eldest of three.'],
   ['The user is moving in March.', 'The user moved in March.'],
   ['The user sleeps eight hours a night.', 'The user sleeps six hours a night.'],
+  // Another preposition after the same verb (2026-11-25, second session).
+  ['The user voted for the proposal.', 'The user voted against the proposal.'],
+  ['The user ran into Sam at the station.', 'The user ran after Sam at the station.'],
+  ['The user is working on the garden.', 'The user is working in the garden.'],
+  ['The user came from Leeds.', 'The user came to Leeds.'],
+  ['The user talks to Sam.', 'The user talks about Sam.'],
+  ['The user cares for their mother.', 'The user cares about their mother.'],
+  ['The user heard from Sam.', 'The user heard about Sam.'],
 ];
 
 const paraphrases: [string, string][] = [
@@ -187,6 +195,28 @@ const paraphrases: [string, string][] = [
   ['The user signed up for a half marathon.', 'The user has signed up for a half marathon.'],
   ['The user will be 40 next year.', 'The user turns 40 next year.'],
   ['The user pays £900 a month in rent.', 'The user\'s rent is £900 a month.'],
+  // The same verb with prepositions reordered, before a date, or interchangeable (2026-11-25, second session).
+  ['The user lives with their partner in Leeds.', 'The user lives in Leeds with their partner.'],
+  ['The user works at a bakery in Leeds.', 'In Leeds, the user works at a bakery.'],
+  ['The user is flying to Rome on Friday.', 'On Friday the user is flying to Rome.'],
+  ['The user goes to yoga on Tuesdays.', 'On Tuesdays the user goes to yoga.'],
+  ['The user moved to Leeds in 2019.', 'In 2019 the user moved to Leeds.'],
+  ['The user plays tennis with Sam on Sundays.', 'On Sundays the user plays tennis with Sam.'],
+  ['The user volunteers at the food bank on Saturdays.', 'On Saturdays the user volunteers at the food bank.'],
+  ['The user walks to work in the summer.', 'In the summer the user walks to work.'],
+  ['The user swims in the lake every morning.', 'Every morning the user swims in the lake.'],
+  ['The user is booked on the 9:40 train to York.', 'The user is booked for the 9:40 train to York.'],
+  ['The user cooks for their family on Sundays.', 'On Sundays the user cooks for their family.'],
+  ['The user was born in Cork in 1988.', 'The user was born in 1988 in Cork.'],
+  ['The user talks to Sam about work every day.', 'Every day the user talks to Sam about work.'],
+  ['The user travelled around Japan for a month.', 'For a month the user travelled around Japan.'],
+  ['The user is saving for a trip to Peru.', 'The user is saving for a Peru trip.'],
+  ["The user's flu jab is booked for October 2nd.", 'The user has their flu jab booked on 2 October.'],
+  ['The user shops at Aldi every Saturday.', 'Every Saturday the user shops in Aldi.'],
+  ['The user apologised to Sam for being late.', 'The user apologised for being late to Sam.'],
+  ['The user works at Acme.', 'The user works for Acme.'],
+  ['The user moved to a new flat in May.', 'The user moved into a new flat in May.'],
+  ['The user was named after their grandmother.', 'The user was named for their grandmother.'],
 ];
 
 const lost = distinct.filter(([one, other]) => sameFact(one, other) || sameFact(other, one));

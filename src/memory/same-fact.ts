@@ -101,6 +101,8 @@ interface Evidence {
   readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
   /** The particles right after a verb, by the verb's root ("turned off": turn → off; "checked out": check → out). */
   readonly particles: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The prepositions right after a verb, by the verb's root ("looks after Sam": look → after). */
+  readonly prepositions: ReadonlyMap<string, ReadonlySet<string>>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -128,6 +130,7 @@ function evidenceOf(text: string): Evidence {
   const sentences: string[][] = [];
   const owners = new Map<string, Set<string>>();
   const particles = new Map<string, Set<string>>();
+  const prepositions = new Map<string, Set<string>>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -157,12 +160,14 @@ function evidenceOf(text: string): Evidence {
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
-      if (PARTICLES.has(lower) && index > 0) {
+      const afterVerb = PARTICLES.has(lower) ? particles : VERB_PREPOSITIONS.has(lower) && !startsTime(next, tokens[index + 2]) ? prepositions : undefined;
+      if (afterVerb !== undefined && index > 0) {
         // Lowercase letters only: "Leeds" and "@ellis.makes" end in "s" but are no verbs.
         const verb = bareWord(tokens[index - 1]!);
         if (/^\p{Ll}+$/u.test(verb) && isVerbForm(verb)) {
           const root = rootOf(verb);
-          particles.set(root, (particles.get(root) ?? new Set()).add(lower));
+          // "At" and "in" a place are one ("works at the hospital" = "works in the hospital").
+          afterVerb.set(root, (afterVerb.get(root) ?? new Set()).add(lower === 'at' ? 'in' : lower));
         }
       }
       // "May" the month is no "may".
@@ -251,7 +256,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
 }
 
 /**
@@ -424,9 +429,31 @@ function isMainVerb(word: string): boolean {
  */
 const PARTICLES = new Set(['up', 'down', 'out', 'off', 'away', 'back']);
 
-/** A verb with a tense or in "-ing" ("turned", "looks", "looking"); not an auxiliary, a grammar or a role word. */
+/**
+ * Prepositions that, right after the same verb in both texts, must agree ("looks after Sam" is not "looks for Sam",
+ * "voted for" not "voted against"). Compared only where both texts have one, and not before a date or time, where
+ * they are interchangeable ("booked for 2 October" = "booked on October 2nd").
+ */
+const VERB_PREPOSITIONS = new Set(['after', 'for', 'against', 'into', 'to', 'on', 'in', 'at', 'with', 'without', 'about', 'over', 'from', 'onto', 'through', 'around', 'by']);
+
+/** A date or time follows ("booked for 2 October" = "booked on October 2nd"; "on the 3rd"; "for next week"). */
+function startsTime(next: string | undefined, afterNext: string | undefined): boolean {
+  const word = bareWord(next ?? '').toLowerCase();
+  if (word === 'the') return isNumber(bareWord(afterNext ?? '').toLowerCase());
+  return isNumber(word) || MONTHS.has(word) || WEEKDAYS.has(word) || DEICTIC.has(word);
+}
+
+const hasPreposition = (evidence: Evidence, preposition: string): boolean =>
+  evidence.words.has(preposition) || (preposition === 'in' && evidence.words.has('at'));
+
+/** A verb with a tense, in "-ing" or irregular ("turned", "looks", "looking", "put"); not an auxiliary, a grammar or a role word. */
 function isVerbForm(word: string): boolean {
-  return (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word)) && !AUXILIARY_TENSES.has(word) && !STOP_WORDS.has(word) && roleOf(word) === undefined;
+  return (
+    (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word) || IRREGULAR_VERBS.has(word) || IRREGULAR_FORMS.has(word)) &&
+    !AUXILIARY_TENSES.has(word) &&
+    !STOP_WORDS.has(word) &&
+    roleOf(word) === undefined
+  );
 }
 
 /**
@@ -439,7 +466,12 @@ function particlesChanged(left: Evidence, right: Evidence): boolean {
       const otherAfter = other.particles.get(root);
       return otherAfter === undefined ? other.content.has(root) : !setsEqual(after, otherAfter);
     });
-  return differs(left, right) || differs(right, left);
+  // A preposition the other text has elsewhere is a reordering ("lives with Sam in Leeds" = "lives in Leeds with Sam").
+  const prepositionDiffers = [...left.prepositions].some(([root, after]) => {
+    const otherAfter = right.prepositions.get(root);
+    return otherAfter !== undefined && ([...after].some((word) => !hasPreposition(right, word)) || [...otherAfter].some((word) => !hasPreposition(left, word)));
+  });
+  return differs(left, right) || differs(right, left) || prepositionDiffers;
 }
 
 type Tense = 'past' | 'present';
@@ -602,6 +634,8 @@ function rephrase(text: string): string {
     .replace(/\bmade (of|from)\b/gi, '$1')
     .replace(/\b(?:go|goes|going|went) (\w+ing|on holiday|on vacation)\b/gi, '$1')
     .replace(/\bworks? as (an?|the)\b/gi, 'is $1')
+    // An employer named: "works at Acme" = "works for Acme".
+    .replace(/\b(works?|worked|working) at (?=\p{Lu})/gu, '$1 for ')
     // One fact, several constructions: a supporter, a home, an employer, a birthplace, a spouse. Only when the
     // noun is the person's own, right after the possessive: "holiday home is in", "former employer is" say
     // something else than "lives in" / "works for". ("Is based in" is not "lives in": "based in the London office".)

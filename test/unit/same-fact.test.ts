@@ -82,6 +82,11 @@ describe('sameFact', () => {
     ['The user moved out of London in 2020.', 'In 2020 the user moved out of London.'],
     // "May" the month is no "may".
     ["The user's flight leaves on 5 May.", "On May 5th the user's flight leaves."],
+    // Prepositions after the same verb: reordered phrases, and before a date, where they are interchangeable.
+    ['The user lives with their partner in Leeds.', 'The user lives in Leeds with their partner.'],
+    ['The user was born in Cork in 1988.', 'The user was born in 1988 in Cork.'],
+    ["The user's flu jab is booked for October 2nd.", 'The user has their flu jab booked on 2 October.'],
+    ['The user is booked on the 9:40 train to York.', 'The user is booked for the 9:40 train to York.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -186,6 +191,12 @@ describe('sameFact', () => {
     ['The user checked in at the hotel.', 'The user checked out of the hotel.'],
     ['The user works out at the gym.', 'The user works at the gym.'],
     ['The user broke up with Sam.', 'The user broke in with Sam.'],
+    // So does another preposition after it.
+    ['The user looks after Sam.', 'The user looks for Sam.'],
+    ['The user is looking into a new job.', 'The user is looking for a new job.'],
+    ['The user voted for the proposal.', 'The user voted against the proposal.'],
+    ['The user cares for their mother.', 'The user cares about their mother.'],
+    ['The user ran into Sam at the station.', 'The user ran after Sam at the station.'],
     // "Out of" a place is where one comes from.
     ['The user is moving out of London.', 'The user is moving to London.'],
     // The same verb or auxiliary in the past on one side and in the present on the other.
