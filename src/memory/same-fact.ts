@@ -446,10 +446,13 @@ function startsTime(next: string | undefined, afterNext: string | undefined): bo
 const hasPreposition = (evidence: Evidence, preposition: string): boolean =>
   evidence.words.has(preposition) || (preposition === 'in' && evidence.words.has('at'));
 
-/** A verb with a tense, in "-ing" or irregular ("turned", "looks", "looking", "put"); not an auxiliary, a grammar or a role word. */
+/** Verbs whose past is their base, so neither tense nor the irregular list shows them. */
+const UNCHANGING_VERBS = new Set(['put', 'set', 'cut', 'hit', 'let', 'shut', 'hurt', 'split', 'spread']);
+
+/** A verb with a tense, in "-ing" or irregular ("turned", "looks", "looking", "took", "put"); not an auxiliary, a grammar or a role word. */
 function isVerbForm(word: string): boolean {
   return (
-    (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word) || IRREGULAR_VERBS.has(word) || IRREGULAR_FORMS.has(word)) &&
+    (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word) || IRREGULAR_VERBS.has(word) || IRREGULAR_FORMS.has(word) || UNCHANGING_VERBS.has(word)) &&
     !AUXILIARY_TENSES.has(word) &&
     !STOP_WORDS.has(word) &&
     roleOf(word) === undefined
