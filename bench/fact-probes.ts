@@ -167,6 +167,10 @@ const distinct: [string, string][] = [
   ['The user talks to Sam.', 'The user talks about Sam.'],
   ['The user cares for their mother.', 'The user cares about their mother.'],
   ['The user heard from Sam.', 'The user heard about Sam.'],
+  // Names swapped between roles (2026-11-25, second session).
+  ["The user's sister is Ana and the user's cousin is Bea.", "The user's sister is Bea and the user's cousin is Ana."],
+  ["The user's boss is Sam and the user's mentor is Kim.", "The user's boss is Kim and the user's mentor is Sam."],
+  ["Tom is the user's brother and Jo is the user's sister-in-law.", "Jo is the user's brother and Tom is the user's sister-in-law."],
 ];
 
 const paraphrases: [string, string][] = [
@@ -217,6 +221,14 @@ const paraphrases: [string, string][] = [
   ['The user works at Acme.', 'The user works for Acme.'],
   ['The user moved to a new flat in May.', 'The user moved into a new flat in May.'],
   ['The user was named after their grandmother.', 'The user was named for their grandmother.'],
+  // Names and roles in several clauses (2026-11-25, second session).
+  ["The user's son Theo and daughter Mia live in Leeds.", "Theo and Mia, the user's son and daughter, live in Leeds."],
+  ["Felix, the user's son, is learning to swim.", "The user's son Felix is learning to swim."],
+  ["Mia is the user's daughter and Theo's sister.", "Mia is Theo's sister and the user's daughter."],
+  ["The user's sister Ana and her husband Tom live in Cork.", "Ana, the user's sister, and her husband Tom live in Cork."],
+  ["Sam is the user's boss and friend.", "Sam is the user's friend and boss."],
+  ["The user's friend Priya and her sister Asha run a bakery.", "Priya, the user's friend, runs a bakery with her sister Asha."],
+  ["The user's mother Ruth and father Ken are retired.", "The user's parents Ruth and Ken are retired."],
 ];
 
 const lost = distinct.filter(([one, other]) => sameFact(one, other) || sameFact(other, one));

@@ -63,6 +63,7 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     !rolesSwapped(right, left) &&
     !ownersDiffer(left, right) &&
     !subjectSwapped(left, right) &&
+    !namedRolesDiffer(left, right) &&
     !particlesChanged(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
@@ -417,6 +418,45 @@ function subjectSwapped(left: Evidence, right: Evidence): boolean {
     rightVerbs.some((other) => other.verb === stated.verb && !(setsEqual(stated.before, other.before) && setsEqual(stated.after, other.after))),
   );
 }
+
+/**
+ * "Theo is the user's son and Mia is the user's daughter" is not the same with Theo and Mia swapped: a name both
+ * texts give roles in one clause (a sentence's part between "and", "but", "while" or "whereas") must have the same
+ * roles in both. A name with no role word beside it in either text is not judged.
+ */
+function namedRolesDiffer(left: Evidence, right: Evidence): boolean {
+  const isName = (word: string) => word !== 'user' && (left.names.has(word) || right.names.has(word));
+  const rolesByName = (evidence: Evidence) => {
+    const byName = new Map<string, Set<string>>();
+    for (const sentence of evidence.sentences) {
+      // A part without a name of its own goes on with the one before ("Sam is the user's boss and friend").
+      const clauses: string[][] = [[]];
+      for (const word of sentence) {
+        if (CLAUSE_BREAKS.has(word)) clauses.push([]);
+        else clauses.at(-1)!.push(word);
+      }
+      const merged = clauses.reduce<string[][]>((parts, clause) => {
+        if (parts.length > 0 && !clause.some(isName)) parts.at(-1)!.push(...clause);
+        else parts.push(clause);
+        return parts;
+      }, []);
+      // Only a clause with one name and one role ties them; with more, which is whose is not read ("Theo and Mia,
+      // the user's son and daughter").
+      for (const clause of merged) {
+        const roles = clause.flatMap((each) => roleOf(each) ?? []);
+        const names = clause.filter(isName);
+        if (roles.length === 1 && names.length === 1) byName.set(names[0]!, new Set([...(byName.get(names[0]!) ?? []), roles[0]!]));
+      }
+    }
+    return byName;
+  };
+  const rightRoles = rolesByName(right);
+  return [...rolesByName(left)].some(([name, roles]) => {
+    const others = rightRoles.get(name);
+    return others !== undefined && !setsEqual(roles, others);
+  });
+}
+const CLAUSE_BREAKS = new Set(['and', 'but', 'while', 'whereas']);
 
 /** A verb with a tense, or an irregular one, that is not an auxiliary ("owes", "lent", "beat"; not "is", "has"). */
 function isMainVerb(word: string): boolean {

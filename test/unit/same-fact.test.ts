@@ -87,6 +87,11 @@ describe('sameFact', () => {
     ['The user was born in Cork in 1988.', 'The user was born in 1988 in Cork.'],
     ["The user's flu jab is booked for October 2nd.", 'The user has their flu jab booked on 2 October.'],
     ['The user is booked on the 9:40 train to York.', 'The user is booked for the 9:40 train to York.'],
+    // Names and roles in several clauses, where which is whose is not read, or reads the same.
+    ["The user's son Theo and daughter Mia live in Leeds.", "Theo and Mia, the user's son and daughter, live in Leeds."],
+    ["Mia is the user's daughter and Theo's sister.", "Mia is Theo's sister and the user's daughter."],
+    ["The user's friend Priya and her sister Asha run a bakery.", "Priya, the user's friend, runs a bakery with her sister Asha."],
+    ["Sam is the user's boss and friend.", "Sam is the user's friend and boss."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -178,6 +183,9 @@ describe('sameFact', () => {
     // Whose something is: "Sam's boss" is not "the user's boss".
     ["The user is Sam's boss.", "Sam is the user's boss."],
     ["The user's manager is Priya.", "The user is Priya's manager."],
+    // Two names swapped between two roles.
+    ["Theo is the user's son and Mia is the user's daughter.", "Mia is the user's son and Theo is the user's daughter."],
+    ["The user's sister is Ana and the user's cousin is Bea.", "The user's sister is Bea and the user's cousin is Ana."],
     // Another time: this year or last, the future or the past, now or then; near a place is not in it.
     ['The user moved house last year.', 'The user moved house this year.'],
     ['The user will retire in 2030.', 'The user retired in 2030.'],
