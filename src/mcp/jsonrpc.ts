@@ -138,17 +138,19 @@ function answerBuffer(length: number): Buffer {
  */
 export function serializeMessage(message: OutgoingMessage): Buffer {
   if ('result' in message && message.result instanceof PreSerialized) {
-    const head = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`;
-    const headLength = Buffer.byteLength(head);
     const result = message.result.bytes;
-    const answer = answerBuffer(headLength + result.length + 1);
-    answer.write(head, 0, 'utf8');
-    result.copy(answer, headLength);
+    const { answer, written } = encodeAnswer(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`, result.length + 1);
+    result.copy(answer, written);
     answer[answer.length - 1] = 0x7d; // the closing brace
     return answer;
   }
-  const text = JSON.stringify(message);
-  const answer = answerBuffer(Buffer.byteLength(text));
+  return encodeAnswer(JSON.stringify(message), 0).answer;
+}
+
+/** An answer buffer with `text` as UTF-8 at its start and `moreBytes` left after it. */
+function encodeAnswer(text: string, moreBytes: number): { answer: Buffer; written: number } {
+  const written = Buffer.byteLength(text);
+  const answer = answerBuffer(written + moreBytes);
   answer.write(text, 0, 'utf8');
-  return answer;
+  return { answer, written };
 }

@@ -167,8 +167,7 @@ function evidenceOf(text: string): Evidence {
         const verb = bareWord(tokens[index - 1]!);
         if (/^\p{Ll}+$/u.test(verb) && isVerbForm(verb)) {
           const root = rootOf(verb);
-          // "At" and "in" a place are one ("works at the hospital" = "works in the hospital").
-          afterVerb.set(root, (afterVerb.get(root) ?? new Set()).add(lower === 'at' ? 'in' : lower));
+          afterVerb.set(root, (afterVerb.get(root) ?? new Set()).add(PREPOSITION_ALIASES.get(lower) ?? lower));
         }
       }
       // "May" the month is no "may".
@@ -389,9 +388,14 @@ function rolesSwapped(left: Evidence, right: Evidence): boolean {
 
 /** "The user is Sam's boss" is not "Sam is the user's boss": a thing both texts give an owner ("X's boss"), owned by another. */
 function ownersDiffer(left: Evidence, right: Evidence): boolean {
-  return [...left.owners].some(([thing, owners]) => {
-    const others = right.owners.get(thing);
-    return others !== undefined && !setsEqual(owners, others);
+  return disagreeWhereBothSay(left.owners, right.owners);
+}
+
+/** A key both maps have, with other values in each. */
+function disagreeWhereBothSay(left: ReadonlyMap<string, ReadonlySet<string>>, right: ReadonlyMap<string, ReadonlySet<string>>): boolean {
+  return [...left].some(([key, values]) => {
+    const others = right.get(key);
+    return others !== undefined && !setsEqual(values, others);
   });
 }
 
@@ -445,16 +449,12 @@ function namedRolesDiffer(left: Evidence, right: Evidence): boolean {
       for (const clause of merged) {
         const roles = clause.flatMap((each) => roleOf(each) ?? []);
         const names = clause.filter(isName);
-        if (roles.length === 1 && names.length === 1) byName.set(names[0]!, new Set([...(byName.get(names[0]!) ?? []), roles[0]!]));
+        if (roles.length === 1 && names.length === 1) byName.set(names[0]!, (byName.get(names[0]!) ?? new Set()).add(roles[0]!));
       }
     }
     return byName;
   };
-  const rightRoles = rolesByName(right);
-  return [...rolesByName(left)].some(([name, roles]) => {
-    const others = rightRoles.get(name);
-    return others !== undefined && !setsEqual(roles, others);
-  });
+  return disagreeWhereBothSay(rolesByName(left), rolesByName(right));
 }
 const CLAUSE_BREAKS = new Set(['and', 'but', 'while', 'whereas']);
 
@@ -483,8 +483,12 @@ function startsTime(next: string | undefined, afterNext: string | undefined): bo
   return isNumber(word) || MONTHS.has(word) || WEEKDAYS.has(word) || DEICTIC.has(word);
 }
 
+/** Prepositions recorded as another: "at" and "in" a place are one ("works at the hospital" = "works in the hospital"). */
+const PREPOSITION_ALIASES = new Map([['at', 'in']]);
+
+/** The text has the preposition (as recorded, aliases made one) anywhere. */
 const hasPreposition = (evidence: Evidence, preposition: string): boolean =>
-  evidence.words.has(preposition) || (preposition === 'in' && evidence.words.has('at'));
+  evidence.words.has(preposition) || [...PREPOSITION_ALIASES].some(([alias, recorded]) => recorded === preposition && evidence.words.has(alias));
 
 /** Verbs whose past is their base, so neither tense nor the irregular list shows them. */
 const UNCHANGING_VERBS = new Set(['put', 'set', 'cut', 'hit', 'let', 'shut', 'hurt', 'split', 'spread']);
@@ -492,7 +496,7 @@ const UNCHANGING_VERBS = new Set(['put', 'set', 'cut', 'hit', 'let', 'shut', 'hu
 /** A verb with a tense, in "-ing" or irregular ("turned", "looks", "looking", "took", "put"); not an auxiliary, a grammar or a role word. */
 function isVerbForm(word: string): boolean {
   return (
-    (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word) || IRREGULAR_VERBS.has(word) || IRREGULAR_FORMS.has(word) || UNCHANGING_VERBS.has(word)) &&
+    (tenseOf(word) !== undefined || /\p{L}{3,}ing$/u.test(word) || IRREGULAR_FORMS.has(word) || UNCHANGING_VERBS.has(word)) &&
     !AUXILIARY_TENSES.has(word) &&
     !STOP_WORDS.has(word) &&
     roleOf(word) === undefined
