@@ -214,6 +214,8 @@ describe.each(engines)('remember on %s', (engine) => {
     ['The user likes cats', 'The user does not like cats'],
     ['The user works at Google as an engineer', 'The user works at Google as a manager'],
     ['Sam owes the user £50', 'The user owes Sam £50'],
+    ['The user looks after Sam', 'The user looks for Sam'],
+    ["Theo is the user's son and Mia is the user's daughter", "Mia is the user's son and Theo is the user's daughter"],
   ])('never skips a different fact on the same topic: %s / %s', async (existing, incoming) => {
     const subject = newSubject();
     await remember(subject, { text: existing });
