@@ -33,10 +33,17 @@ const WRITE_INTERVAL_MS = 10;
 /** Most bytes of log lines held while stdout takes none (its reader stalled): later lines are dropped, not kept. */
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
+/** Room kept for log lines between writes; a line longer than this gets a chunk of its own. */
+const CHUNK_BYTES = 64 * 1024;
+/** Pending bytes that are written at once, without waiting for WRITE_INTERVAL_MS: a burst holds no more here. */
+const EAGER_WRITE_BYTES = 1024 * 1024;
+
 /**
  * Stdout, written at most once every WRITE_INTERVAL_MS: a quiet server writes a line at the end of the event
  * loop's turn, a busy one makes one system call for all the lines of the last 10 ms (a call per line cost a
  * request about a fifth of its CPU).
+ * A line is encoded into a byte chunk as it comes, so its string dies young: held as strings for 10 ms, a busy
+ * server's lines outlived young-generation collections and were copied by each one (issue 17).
  * sonic-boom does the writing (partial writes, EAGAIN, a stalled reader), in buffer mode: in string mode it
  * measured the whole pending text again for every line appended while a write was in flight. What is
  * pending is written synchronously when the process exits, and on `fatal` (pino calls flushSync). A reader that
@@ -44,7 +51,13 @@ const MAX_PENDING_BYTES = 16 * 1024 * 1024;
  */
 class PacedStdout {
   readonly #stdout = pino.destination({ dest: 1, sync: false, contentMode: 'buffer', maxLength: MAX_PENDING_BYTES });
-  #pending: string[] = [];
+  /** Where lines are encoded; the part before #chunkStart has been handed to sonic-boom and is never written again. */
+  #chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  #chunkStart = 0;
+  #chunkEnd = 0;
+  /** Filled chunks not yet written (a burst of more than a chunk's worth within one interval). */
+  #full: Buffer[] = [];
+  #fullBytes = 0;
   #scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
   #lastWrite = Number.NEGATIVE_INFINITY;
   #lastWords: ReturnType<typeof pino.destination> | undefined;
@@ -54,7 +67,21 @@ class PacedStdout {
   }
 
   write(line: string): void {
-    this.#pending.push(line);
+    // A UTF-16 code unit never takes more than 3 bytes of UTF-8: with that much room, the line fits whole.
+    if (this.#chunkEnd + line.length * 3 > this.#chunk.length) {
+      if (this.#chunkEnd > this.#chunkStart) {
+        this.#full.push(this.#chunk.subarray(this.#chunkStart, this.#chunkEnd));
+        this.#fullBytes += this.#chunkEnd - this.#chunkStart;
+      }
+      this.#chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, line.length * 3));
+      this.#chunkStart = this.#chunkEnd = 0;
+    }
+    this.#chunkEnd += this.#chunk.write(line, this.#chunkEnd, 'utf8');
+    if (this.#fullBytes + this.#chunkEnd - this.#chunkStart >= EAGER_WRITE_BYTES) {
+      this.#cancel();
+      this.#writePending();
+      return;
+    }
     if (this.#scheduled !== undefined) return;
     // Even a quiet moment's line waits for the end of the event loop's turn: the lines logged together (a
     // burst, or an error and the fatal line after it) are then written together, and flushSync finds them all.
@@ -62,13 +89,20 @@ class PacedStdout {
     this.#scheduled = (wait <= 0 ? setImmediate(this.#writePending) : setTimeout(this.#writePending, wait)).unref();
   }
 
+  /** What is pending, as byte chunks; taking it empties it. */
+  #takePending(): Buffer[] {
+    const taken = this.#full;
+    this.#full = [];
+    this.#fullBytes = 0;
+    if (this.#chunkEnd > this.#chunkStart) taken.push(this.#chunk.subarray(this.#chunkStart, this.#chunkEnd));
+    this.#chunkStart = this.#chunkEnd;
+    return taken;
+  }
+
   readonly #writePending = (): void => {
     this.#scheduled = undefined;
     this.#lastWrite = performance.now();
-    if (this.#pending.length === 0) return;
-    const text = this.#pending.join('');
-    this.#pending = [];
-    this.#stdout.write(Buffer.from(text) as unknown as string);
+    for (const bytes of this.#takePending()) this.#stdout.write(bytes as unknown as string);
   };
 
   #cancel(): void {
@@ -89,12 +123,12 @@ class PacedStdout {
   flushSync(): void {
     this.#cancel();
     this.#stdout.flushSync();
-    if (this.#pending.length === 0) return;
+    const pending = this.#takePending();
+    if (pending.length === 0) return;
     // Through a synchronous sonic-boom: handed to the asynchronous one, the lines would start a write that the
     // exit does not wait for.
     this.#lastWords ??= pino.destination({ dest: 1, sync: true });
-    this.#lastWords.write(this.#pending.join(''));
-    this.#pending = [];
+    this.#lastWords.write(Buffer.concat(pending).toString('utf8'));
   }
 }
 

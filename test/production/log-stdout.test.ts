@@ -46,6 +46,34 @@ describe('log lines on stdout', () => {
     });
   }, 60_000);
 
+  it('writes lines longer than its buffer whole and in order between short ones, while the process runs', async () => {
+    // Lines of 30 kB and 200 kB (multi-byte characters, so more bytes than characters) do not fit the 64 kB the
+    // logger keeps for pending lines; spread over event-loop turns, so they are written on the way, not at the exit.
+    const { exit, seen, tell } = runLogging(`
+      const sizes = [10, 30000, 20, 200000, 5, 21000, 21900, 40];
+      let i = 0;
+      const next = () => {
+        if (i === sizes.length) return logger.info('done');
+        logger.info({ i, text: 'é記'.repeat(sizes[i] / 2) }, 'sized');
+        i++;
+        setTimeout(next, i % 2 === 0 ? 0 : 15);
+      };
+      next();
+      process.stdin.once('data', () => process.exit(7));
+    `);
+    await seen('"msg":"done"');
+    tell();
+    const { code, lines } = await exit;
+    expect(code).toBe(7);
+    const sizes = [10, 30000, 20, 200000, 5, 21000, 21900, 40];
+    expect(lines).toHaveLength(sizes.length + 1);
+    sizes.forEach((size, i) => {
+      const parsed = JSON.parse(lines[i]!) as { i: number; text: string };
+      expect(parsed.i).toBe(i);
+      expect(parsed.text).toBe('é記'.repeat(size / 2));
+    });
+  }, 60_000);
+
   it('writes the line of a quiet moment without waiting for more lines or the exit', async () => {
     // The child logs one line and waits to be told to go on: held back until more lines or the exit, it would never come.
     const { exit, seen, tell } = runLogging(`
