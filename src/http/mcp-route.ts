@@ -121,25 +121,32 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
         .catch(done);
     };
 
-  app.post('/mcp', { onRequest: admit(true) }, async (request, reply) => {
+  // Not async: tools/list and ping are answered within this call, without a promise turn (issue 17). A request
+  // answered here returns nothing; one that waits returns its promise to Fastify.
+  app.post('/mcp', { onRequest: admit(true) }, (request, reply) => {
     const auth = request.auth!;
     const message = parseMessage(typeof request.body === 'string' ? request.body : '');
-    if (message.kind === 'invalid') return reply.code(400).send(errorResponse(message.id, message.error));
+    if (message.kind === 'invalid') {
+      reply.code(400).send(errorResponse(message.id, message.error));
+      return;
+    }
     if (message.kind === 'no-reply') {
       if (message.method !== undefined) request.rpc = { method: message.method };
-      return reply.code(202).send();
+      reply.code(202).send();
+      return;
     }
     const { method, params } = message.request;
     request.rpc = { method, tool: method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined };
     const era = requestEra(message.request, single(request.headers['mcp-protocol-version']));
     if (era.kind === 'modern') {
       const mismatch = headerMismatch(message.request, era.claimedVersion, request.headers);
-      if (mismatch !== undefined) return reply.code(400).send(errorResponse(message.request.id, mismatch));
+      if (mismatch !== undefined) {
+        reply.code(400).send(errorResponse(message.request.id, mismatch));
+        return;
+      }
     }
-    try {
-      const response = await options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes }, era);
-      return reply.code(statusOf(response, era)).type('application/json; charset=utf-8').send(serializeMessage(response));
-    } catch (error) {
+    const answer = (response: OutgoingMessage) => reply.code(statusOf(response, era)).type('application/json; charset=utf-8').send(serializeMessage(response));
+    const refuseScope = (error: unknown) => {
       if (!(error instanceof InsufficientScopeError)) throw error;
       reply.header(
         'www-authenticate',
@@ -151,7 +158,17 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
         }),
       );
       return reply.code(403).send(errorResponse(message.request.id, new JsonRpcError(RPC.invalidRequest, `Forbidden: ${error.message}`)));
+    };
+    let response: OutgoingMessage | Promise<OutgoingMessage>;
+    try {
+      response = options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes }, era);
+    } catch (error) {
+      refuseScope(error);
+      return;
     }
+    if (response instanceof Promise) return response.then(answer, refuseScope);
+    answer(response);
+    return;
   });
 
   // No SSE stream and no sessions: GET and DELETE are refused, but only once the caller is known. Clients
@@ -172,9 +189,8 @@ function statusOf(response: OutgoingMessage, era: Era): number {
 }
 
 /** `application/json`, in any letter case, with or without parameters such as `charset`. */
-function isJsonMediaType(header: string | undefined): boolean {
-  return header !== undefined && header.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
-}
+const JSON_MEDIA_TYPE = /^[ \t]*application\/json[ \t]*(?:;|$)/i;
+const isJsonMediaType = (header: string | undefined): boolean => header !== undefined && JSON_MEDIA_TYPE.test(header);
 
 /** The stack without its first line (the message). */
 function stackFrames(error: Error): string {

@@ -37,7 +37,8 @@ export interface ServerInfo {
 }
 
 export interface Dispatcher {
-  handle(request: JsonRpcRequest, context: ToolContext, era: Era): Promise<OutgoingMessage>;
+  /** A value when the method answers without waiting (ping, tools/list, ...), else a promise: issue 17. */
+  handle(request: JsonRpcRequest, context: ToolContext, era: Era): OutgoingMessage | Promise<OutgoingMessage>;
 }
 
 export interface DispatchObserver {
@@ -47,7 +48,7 @@ export interface DispatchObserver {
   onToolCall?(tool: string, outcome: string, seconds: number): void;
 }
 
-type Method = (params: Record<string, unknown>, context: ToolContext) => Promise<unknown>;
+type Method = (params: Record<string, unknown>, context: ToolContext) => unknown;
 
 const callParams = z.object({
   name: z.string({ error: 'params.name must be a string' }),
@@ -84,15 +85,15 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
 
   const legacyList = new PreSerialized({ tools: listed });
   const legacy: Record<string, Method> = {
-    async initialize(params) {
+    initialize(params) {
       const requested = params.protocolVersion;
       const protocolVersion = LEGACY_PROTOCOL_VERSIONS.find((version) => version === requested) ?? LEGACY_PROTOCOL_VERSIONS[0];
       return { protocolVersion, capabilities, serverInfo: implementation, instructions: serverInfo.instructions };
     },
-    async ping() {
+    ping() {
       return {};
     },
-    async 'tools/list'() {
+    'tools/list'() {
       return legacyList;
     },
     'tools/call': callTool,
@@ -108,10 +109,10 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
   });
   const modernList = new PreSerialized(complete({ tools: listed, ttlMs: LIST_TTL_MS, cacheScope: 'private' }));
   const modern: Record<string, Method> = {
-    async 'server/discover'() {
+    'server/discover'() {
       return discoverResult;
     },
-    async 'tools/list'() {
+    'tools/list'() {
       return modernList;
     },
     async 'tools/call'(params, context) {
@@ -119,30 +120,45 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
     },
   };
 
-  const dispatch = async (request: JsonRpcRequest, context: ToolContext, era: Era): Promise<OutgoingMessage> => {
+  // Synchronous where the method is: a promise per layer cost tools/list and ping about a microsecond (issue 17).
+  const dispatch = (request: JsonRpcRequest, context: ToolContext, era: Era): OutgoingMessage | Promise<OutgoingMessage> => {
+    const answer = (result: unknown): OutgoingMessage => ({ jsonrpc: '2.0', id: request.id, result });
+    const answerError = (error: unknown): OutgoingMessage => {
+      if (error instanceof JsonRpcError) return errorResponse(request.id, error);
+      throw error;
+    };
+    let result: unknown;
     try {
       if (era.kind === 'modern') checkEnvelope(request.params, era.claimedVersion);
       const methods = era.kind === 'modern' ? modern : legacy;
       const method = Object.hasOwn(methods, request.method) ? methods[request.method] : undefined;
       if (method === undefined) throw new JsonRpcError(RPC.methodNotFound, `Method not found: ${request.method}`);
-      return { jsonrpc: '2.0', id: request.id, result: await method(request.params, context) };
+      result = method(request.params, context);
     } catch (error) {
-      if (error instanceof JsonRpcError) return errorResponse(request.id, error);
-      throw error;
+      return answerError(error);
     }
+    return result instanceof Promise ? result.then(answer, answerError) : answer(result);
   };
 
   return {
-    async handle(request, context, era) {
+    handle(request, context, era) {
       const started = performance.now();
-      let outcome: 'ok' | 'error' = 'error';
-      try {
-        const response = await dispatch(request, context, era);
-        if ('result' in response) outcome = 'ok';
+      const observe = (outcome: 'ok' | 'error') => observer.onRequest?.(request.method, outcome, (performance.now() - started) / 1000);
+      const observed = (response: OutgoingMessage): OutgoingMessage => {
+        observe('result' in response ? 'ok' : 'error');
         return response;
-      } finally {
-        observer.onRequest?.(request.method, outcome, (performance.now() - started) / 1000);
+      };
+      const failed = (error: unknown): never => {
+        observe('error');
+        throw error;
+      };
+      let response: OutgoingMessage | Promise<OutgoingMessage>;
+      try {
+        response = dispatch(request, context, era);
+      } catch (error) {
+        return failed(error);
       }
+      return response instanceof Promise ? response.then(observed, failed) : observed(response);
     },
   };
 }
