@@ -171,6 +171,9 @@ const distinct: [string, string][] = [
   ["The user's sister is Ana and the user's cousin is Bea.", "The user's sister is Bea and the user's cousin is Ana."],
   ["The user's boss is Sam and the user's mentor is Kim.", "The user's boss is Kim and the user's mentor is Sam."],
   ["Tom is the user's brother and Jo is the user's sister-in-law.", "Jo is the user's brother and Tom is the user's sister-in-law."],
+  // Mentor, mentee, teammate and classmate as role words (2026-11-25, third session).
+  ["Kim is the user's mentor.", "Kim is the user's mentee."],
+  ["Jo is the user's teammate and Ali is the user's classmate.", "Ali is the user's teammate and Jo is the user's classmate."],
 ];
 
 const paraphrases: [string, string][] = [
@@ -229,6 +232,10 @@ const paraphrases: [string, string][] = [
   ["Sam is the user's boss and friend.", "Sam is the user's friend and boss."],
   ["The user's friend Priya and her sister Asha run a bakery.", "Priya, the user's friend, runs a bakery with her sister Asha."],
   ["The user's mother Ruth and father Ken are retired.", "The user's parents Ruth and Ken are retired."],
+  // Mentor, mentee, teammate and classmate as role words (2026-11-25, third session).
+  ["Kim is the user's mentor and Sam is the user's boss.", "The user's boss is Sam and the user's mentor is Kim."],
+  ["The user's teammate Jo plays in goal.", "Jo, the user's teammate, plays in goal."],
+  ["The user mentors Alex, a junior analyst.", "Alex, a junior analyst, is mentored by the user."],
 ];
 
 const lost = distinct.filter(([one, other]) => sameFact(one, other) || sameFact(other, one));

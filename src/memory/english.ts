@@ -84,7 +84,7 @@ const ROLES = new Map<string, string>(
     'brother-in-law:brother-in-law;sister-in-law:sister-in-law;son-in-law:son-in-law;' +
     'daughter-in-law:daughter-in-law;in-laws:in-laws,parents-in-law;ex:ex,ex-partner,ex-husband,ex-wife,' +
     'ex-boyfriend,ex-girlfriend;friend:friend;colleague:colleague,coworker,co-worker;boss:boss;' +
-    'roommate:roommate,flatmate,housemate;neighbour:neighbour,neighbor;landlord:landlord,landlady;tenant:tenant',
+    'mentor:mentor;mentee:mentee;teammate:teammate;classmate:classmate;roommate:roommate,flatmate,housemate;neighbour:neighbour,neighbor;landlord:landlord,landlady;tenant:tenant',
   ),
 );
 for (const prefix of ['great-', 'great-great-']) {

@@ -92,6 +92,7 @@ describe('sameFact', () => {
     ["Mia is the user's daughter and Theo's sister.", "Mia is Theo's sister and the user's daughter."],
     ["The user's friend Priya and her sister Asha run a bakery.", "Priya, the user's friend, runs a bakery with her sister Asha."],
     ["Sam is the user's boss and friend.", "Sam is the user's friend and boss."],
+    ["Kim is the user's mentor and Sam is the user's boss.", "The user's boss is Sam and the user's mentor is Kim."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -186,6 +187,8 @@ describe('sameFact', () => {
     // Two names swapped between two roles.
     ["Theo is the user's son and Mia is the user's daughter.", "Mia is the user's son and Theo is the user's daughter."],
     ["The user's sister is Ana and the user's cousin is Bea.", "The user's sister is Bea and the user's cousin is Ana."],
+    ["The user's boss is Sam and the user's mentor is Kim.", "The user's boss is Kim and the user's mentor is Sam."],
+    ["Kim is the user's mentor.", "Kim is the user's mentee."],
     // Another time: this year or last, the future or the past, now or then; near a place is not in it.
     ['The user moved house last year.', 'The user moved house this year.'],
     ['The user will retire in 2030.', 'The user retired in 2030.'],
