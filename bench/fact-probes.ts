@@ -174,6 +174,9 @@ const distinct: [string, string][] = [
   // Mentor, mentee, teammate and classmate as role words (2026-11-25, third session).
   ["Kim is the user's mentor.", "Kim is the user's mentee."],
   ["Jo is the user's teammate and Ali is the user's classmate.", "Ali is the user's teammate and Jo is the user's classmate."],
+  // One thing or more than one (2026-11-25, third session).
+  ['The user keeps a chicken in the garden.', 'The user keeps chickens in the garden.'],
+  ["The user's son wants a kitten for his birthday.", "The user's son wants kittens for his birthday."],
 ];
 
 const paraphrases: [string, string][] = [
@@ -236,6 +239,12 @@ const paraphrases: [string, string][] = [
   ["Kim is the user's mentor and Sam is the user's boss.", "The user's boss is Sam and the user's mentor is Kim."],
   ["The user's teammate Jo plays in goal.", "Jo, the user's teammate, plays in goal."],
   ["The user mentors Alex, a junior analyst.", "Alex, a junior analyst, is mentored by the user."],
+  // One thing or more than one: a verb in "-s" and a compound are not counted (2026-11-25, third session).
+  ['The user goes for a run every morning.', 'The user runs every morning.'],
+  ['The user takes a nap after lunch.', 'After lunch the user naps.'],
+  ['The user works as a dog walker.', 'The user walks dogs for a living.'],
+  ['The user has a dog and two cats.', 'The user has two cats and a dog.'],
+  ["The user's cats are called Pixel and Byte.", "The user's two cats are called Pixel and Byte."],
 ];
 
 const lost = distinct.filter(([one, other]) => sameFact(one, other) || sameFact(other, one));

@@ -65,6 +65,7 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     !subjectSwapped(left, right) &&
     !namedRolesDiffer(left, right) &&
     !particlesChanged(left, right) &&
+    !countsDiffer(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
@@ -117,6 +118,8 @@ interface Evidence {
   readonly auxiliaryTenses: ReadonlySet<Tense>;
   /** Kinds of words that change whether the rest holds ("wants to", "might", "used to", "rarely", "former"). */
   readonly qualifiers: ReadonlySet<Qualifier>;
+  /** Things counted as one ("a cat") or as more than one ("cats"), by root. */
+  readonly counts: ReadonlyMap<string, ReadonlySet<Count>>;
 }
 
 function evidenceOf(text: string): Evidence {
@@ -138,6 +141,7 @@ function evidenceOf(text: string): Evidence {
   const presentRoots = new Set<string>();
   const auxiliaryTenses = new Set<Tense>();
   const qualifiers = new Set<Qualifier>();
+  const counts = new Map<string, Set<Count>>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
@@ -245,6 +249,8 @@ function evidenceOf(text: string): Evidence {
         if (GLUE.has(root)) continue;
         content.add(root);
         written.set(root, (written.get(root) ?? new Set()).add(part));
+        const count = part === lower ? countOf(part, root, tokens[index - 1], tokens[index + 1]) : undefined;
+        if (count !== undefined) counts.set(root, (counts.get(root) ?? new Set()).add(count));
         // "is moving" is the present ("moved" is not), whatever "-ing" alone says.
         const tense = tenseOf(part) ?? (part.endsWith('ing') && PRESENT_BE.has(previous ?? '') ? 'present' : undefined);
         if (tense === 'past') pastRoots.add(root);
@@ -256,7 +262,37 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, counts };
+}
+
+type Count = 'one' | 'many';
+
+/** Words after which a word ending in "s" is a verb ("the user walks", "Sam often runs"), not a plural noun. */
+const BEFORE_VERB = new Set(['user', 'he', 'she', 'it', 'who', 'that', 'which', 'also', 'often', 'usually', 'always', 'never', 'sometimes', 'still', 'rarely', 'now', 'only', 'just', 'mostly', 'regularly', 'normally', 'generally', 'occasionally', 'really', 'and', 'or']);
+
+/**
+ * Whether a word counts one thing ("a cat") or more ("cats"): "The user has a cat" is not "The user has cats".
+ * "a" counts only a word that ends its phrase, so "a dog walker" counts no dog ("walks dogs" may say the same). A word
+ * ending in "s" counts as a plural only where no subject stands right before it, so "the user walks" (a verb) never
+ * disagrees with "a walk".
+ */
+function countOf(word: string, root: string, previous: string | undefined, next: string | undefined): Count | undefined {
+  if (previous === undefined) return undefined;
+  const before = bareWord(previous);
+  const lower = before.toLowerCase();
+  if (lower === 'a' || lower === 'an') return next === undefined || STOP_WORDS.has(bareWord(next).toLowerCase()) ? 'one' : undefined;
+  if (!/[^su']s$/.test(word) || root === word) return undefined;
+  // After a possessive it is a noun ("the user's cats"); after a subject, a verb.
+  const subjectBefore = BEFORE_VERB.has(lower) || /^\p{Lu}/u.test(before) || roleOf(lower) !== undefined;
+  return /'s$/i.test(previous) || !subjectBefore ? 'many' : undefined;
+}
+
+/** A thing one text counts only as one and the other only as more than one ("a dog" / "dogs"; "a dog … dogs" counts both). */
+function countsDiffer(left: Evidence, right: Evidence): boolean {
+  return [...left.counts].some(([root, counts]) => {
+    const others = right.counts.get(root);
+    return others !== undefined && ![...counts].some((count) => others.has(count));
+  });
 }
 
 /**

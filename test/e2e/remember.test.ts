@@ -216,6 +216,8 @@ describe.each(engines)('remember on %s', (engine) => {
     ['Sam owes the user £50', 'The user owes Sam £50'],
     ['The user looks after Sam', 'The user looks for Sam'],
     ["Theo is the user's son and Mia is the user's daughter", "Mia is the user's son and Theo is the user's daughter"],
+    ['The user keeps a chicken in the garden', 'The user keeps chickens in the garden'],
+    ["The user's boss is Sam and the user's mentor is Kim", "The user's boss is Kim and the user's mentor is Sam"],
   ])('never skips a different fact on the same topic: %s / %s', async (existing, incoming) => {
     const subject = newSubject();
     await remember(subject, { text: existing });

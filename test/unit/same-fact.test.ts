@@ -93,6 +93,9 @@ describe('sameFact', () => {
     ["The user's friend Priya and her sister Asha run a bakery.", "Priya, the user's friend, runs a bakery with her sister Asha."],
     ["Sam is the user's boss and friend.", "Sam is the user's friend and boss."],
     ["Kim is the user's mentor and Sam is the user's boss.", "The user's boss is Sam and the user's mentor is Kim."],
+    // A verb in "-s" is not a count.
+    ['The user goes for a run every morning.', 'The user runs every morning.'],
+    ['The user takes a nap after lunch.', 'After lunch the user naps.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -189,6 +192,9 @@ describe('sameFact', () => {
     ["The user's sister is Ana and the user's cousin is Bea.", "The user's sister is Bea and the user's cousin is Ana."],
     ["The user's boss is Sam and the user's mentor is Kim.", "The user's boss is Kim and the user's mentor is Sam."],
     ["Kim is the user's mentor.", "Kim is the user's mentee."],
+    // One thing or more than one.
+    ['The user has a cat.', 'The user has cats.'],
+    ['The user keeps a chicken in the garden.', 'The user keeps chickens in the garden.'],
     // Another time: this year or last, the future or the past, now or then; near a place is not in it.
     ['The user moved house last year.', 'The user moved house this year.'],
     ['The user will retire in 2030.', 'The user retired in 2030.'],
