@@ -16,7 +16,8 @@ create table memories (
   embedding_dimensions integer not null,
   search_vector tsvector generated always as (to_tsvector('english'::regconfig, text)) stored,
   created_at timestamp with time zone default now() not null,
-  updated_at timestamp with time zone default now() not null
+  updated_at timestamp with time zone default now() not null,
+  passage_embeddings vector[]
 ) with (toast_tuple_target=8160);
   constraint memories_capture_mode_check CHECK ((capture_mode = ANY (ARRAY['explicit'::text, 'inferred'::text])));
   constraint memories_embedding_dimensions_match CHECK ((vector_dims(embedding) = embedding_dimensions));

@@ -11,6 +11,7 @@ import * as webSessions from './migrations/0008_web_sessions.js';
 import * as largeSubjects from './migrations/0009_large_subjects.js';
 import * as termsWithoutForeignKey from './migrations/0011_terms_without_foreign_key.js';
 import * as termsInSteps from './migrations/0012_terms_in_steps.js';
+import * as passageVectors from './migrations/0013_passage_vectors.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0009_large_subjects': largeSubjects,
   '0011_terms_without_foreign_key': termsWithoutForeignKey,
   '0012_terms_in_steps': termsInSteps,
+  '0013_passage_vectors': passageVectors,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

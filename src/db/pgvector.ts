@@ -69,3 +69,25 @@ export function indexedCosineDistance(vector: StoredVector): RawBuilder<number> 
   const fixed = sql.raw(fixedDimensionEmbedding(vector.dimensions));
   return sql<number>`${fixed} <=> ${vectorParameter(vector, vector.dimensions)}`;
 }
+
+/** A memory's vectors: its whole text's, and one per passage of a text of several (none for one passage). */
+export interface MemoryVectors {
+  readonly whole: StoredVector;
+  readonly passages: readonly StoredVector[];
+}
+
+/**
+ * The passages' vectors as a vector[]: they travel as one real[] parameter (binary on PGlite, as vectorParameter)
+ * and are cut into vectors of the whole's dimension in SQL. An empty array for a text of one passage.
+ */
+export function passagesParameter(vectors: MemoryVectors): RawBuilder<string> {
+  const { whole, passages } = vectors;
+  if (passages.some((passage) => passage.dimensions !== whole.dimensions || passage.model !== whole.model)) {
+    throw new RangeError('passage vectors must be of the whole text’s model and dimension');
+  }
+  if (passages.length === 0) return sql<string>`'{}'::vector[]`;
+  const dimensions = sql.lit(whole.dimensions);
+  return sql<string>`(select array_agg(flat.values[piece * ${dimensions} + 1 : (piece + 1) * ${dimensions}]::vector order by piece)
+      from (select ${passages.flatMap((passage) => passage.values)}::real[] as values) as flat,
+           generate_series(0, ${sql.lit(passages.length - 1)}) as piece)`;
+}

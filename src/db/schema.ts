@@ -1,4 +1,4 @@
-import type { ColumnType, Transaction } from 'kysely';
+import type { ColumnType, RawBuilder, Transaction } from 'kysely';
 
 /** Timestamps are written as Date or ISO strings and always read back as Date. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -24,6 +24,8 @@ export interface MemoriesTable {
   embedding: Vector;
   embedding_model: string;
   embedding_dimensions: number;
+  /** One vector per passage of a text of several (migration 0013); empty for one passage, null before it was split. */
+  passage_embeddings: ColumnType<string | null, RawBuilder<string> | undefined, RawBuilder<string>>;
   search_vector: ColumnType<string, never, never>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;

@@ -3,10 +3,11 @@ import { insertMemory } from '../db/memories/memories.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
-import { storedVector } from '../db/pgvector.js';
+import { storedVector, type MemoryVectors } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, isServiceError } from '../errors.js';
+import { embedMemoryTexts } from './passages.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
@@ -120,8 +121,18 @@ class ImportRun {
     // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
     const stored = await this.#db.withSubject(subject, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
     const fresh = prepared.filter((item) => !stored.has(item.key));
-    const vectors = fresh.length === 0 ? [] : await this.#embedder.embed(fresh.map(textOf), { key: subject });
-    if (vectors.length !== fresh.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${fresh.length} texts`);
+    // A memory's passages are embedded with it (for recall); a tombstone keeps its whole text's vector only.
+    const freshMemories = fresh.filter((item) => item.kind === 'memory');
+    const freshTombstones = fresh.filter((item) => item.kind === 'tombstone');
+    const memoryVectors = freshMemories.length === 0 ? [] : await embedMemoryTexts(this.#embedder, freshMemories.map(textOf), subject);
+    const tombstoneVectors = freshTombstones.length === 0 ? [] : await this.#embedder.embed(freshTombstones.map(textOf), { key: subject });
+    if (tombstoneVectors.length !== freshTombstones.length) {
+      throw embeddingError(`the embedding provider returned ${tombstoneVectors.length} vectors for ${freshTombstones.length} texts`);
+    }
+    const vectorsOf = new Map<Prepared, MemoryVectors>([
+      ...freshMemories.map((item, index) => [item, memoryVectors[index]!] as const),
+      ...freshTombstones.map((item, index) => [item, { whole: storedVector(tombstoneVectors[index]!, this.#embedder.model), passages: [] }] as const),
+    ]);
 
     const written = await this.#db.withSubject(subject, 'importing memories', async (trx) => {
       await lockSubjectForWrite(trx, subject);
@@ -131,11 +142,11 @@ class ImportRun {
       const idsByKey = new Map([...stored, ...now]);
       let memories = 0;
       let tombstones = 0;
-      for (const [index, item] of fresh.entries()) {
+      for (const item of fresh) {
         if (now.has(item.key)) continue;
-        const vector = storedVector(vectors[index]!, this.#embedder.model);
+        const vectors = vectorsOf.get(item)!;
         if (item.kind === 'memory') {
-          const id = await insertMemory(trx, subject, item.memory, vector, item.timestamps);
+          const id = await insertMemory(trx, subject, item.memory, vectors, item.timestamps);
           idsByKey.set(item.key, id);
           memories += 1;
         } else {
@@ -145,7 +156,7 @@ class ImportRun {
           await insertTombstone(
             trx,
             subject,
-            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vector), createdAt: tombstone.memoryCreatedAt },
+            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), createdAt: tombstone.memoryCreatedAt },
             tombstone.reason,
             replacedBy,
             tombstone.note,

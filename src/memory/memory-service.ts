@@ -10,11 +10,12 @@ import { exportMemoryPage } from '../db/memories/transfer.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
-import { storedVector, type StoredVector } from '../db/pgvector.js';
+import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, notFound } from '../errors.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
+import { embedMemoryTexts } from './passages.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { comparerOf } from './same-fact.js';
 import { rejectSecrets } from './secrets.js';
@@ -96,7 +97,8 @@ export class MemoryService {
   async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
     rejectSecrets({ text: given.text, tags: given.tags, sourceProvider: given.sourceProvider, sessionId: given.sessionId });
     const memory = { ...given, tags: canonicalTags(given.tags) };
-    const vector = await this.#embed(subject, memory.text);
+    const vectors = await this.#embedMemory(subject, memory.text);
+    const vector = vectors.whole;
     const threshold = this.#options.nearDuplicateThreshold;
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     const { result, termsPending } = await this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
@@ -122,7 +124,7 @@ export class MemoryService {
         const found: RememberResult = { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
         return { result: found, termsPending: false };
       }
-      const inserted = await insertMemoryNearTombstones(trx, subject, memory, vector, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
+      const inserted = await insertMemoryNearTombstones(trx, subject, memory, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
       const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: inserted.tombstones };
       return { result: stored, termsPending: inserted.termsPending };
     });
@@ -235,7 +237,7 @@ export class MemoryService {
       note: correction.note,
     });
     const tags = correction.tags === undefined ? undefined : canonicalTags(correction.tags);
-    const vector = await this.#embed(subject, correction.text);
+    const vectors = await this.#embedMemory(subject, correction.text);
     return this.#options.db.withSubject(subject, 'correcting the memory', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
@@ -253,7 +255,7 @@ export class MemoryService {
           expiresAt: correction.expiresAt,
           lastConfirmedAt: undefined,
         },
-        vector,
+        vectors,
       );
       await insertTombstone(trx, subject, removed, 'corrected', newId, correction.note);
       return { memoryId: newId, replacedMemoryId: memoryId };
@@ -348,6 +350,13 @@ export class MemoryService {
   /** Imports memories and tombstones read from a file (see import.ts); never throws for a refused item. */
   async import(subject: string, items: AsyncIterable<ImportItem>, options: ImportOptions): Promise<ImportSummary> {
     return importItems(this.#options.db, this.#options.embedder, subject, items, options);
+  }
+
+  /** A memory's text embedded whole and by passages (embedMemoryTexts), the subject as the provider's fairness key. */
+  async #embedMemory(subject: string, text: string): Promise<MemoryVectors> {
+    const [vectors] = await embedMemoryTexts(this.#options.embedder, [text], subject);
+    if (vectors === undefined) throw embeddingError('the embedding provider returned no vector');
+    return vectors;
   }
 
   /** Embeds one of `subject`'s texts (the subject is the provider's fairness key) as a vector tagged with its model. */

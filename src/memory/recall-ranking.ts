@@ -73,7 +73,7 @@ export async function rankMemories(
     const text = options.strategy === 'hybrid' ? { query: textRankingQuery(subject, query.filters, words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER } : undefined;
     const vector: { ids: number[]; plan: VectorPlan; alongside: TextHitRow[] | undefined } =
       restore === undefined || text === undefined
-        ? await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch }, text)
+        ? await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch, passages: true }, text)
         : await walkIndexWith(trx, subject, query.vector, RANKING_DEPTH, restore, text);
     hits = vector.alongside?.map(toTextHit);
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });

@@ -1,8 +1,9 @@
 import { countStaleEmbeddings, staleEmbeddingBatch, updateEmbedding, type EmbeddedTable } from '../db/memories/reembed.js';
 import type { DatabaseHandle } from '../db/open-database.js';
-import { storedVector } from '../db/pgvector.js';
+import { storedVector, type MemoryVectors } from '../db/pgvector.js';
 import { embeddingError } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
+import { embedMemoryTexts } from './passages.js';
 
 export interface ReembedProgress {
   readonly table: EmbeddedTable;
@@ -11,7 +12,8 @@ export interface ReembedProgress {
 }
 
 /**
- * Re-embeds every memory and tombstone whose vector came from another model, in batches; each batch is
+ * Re-embeds every memory and tombstone whose vector came from another model, and every memory never split into
+ * passages (stored before they were: embedMemoryTexts), in batches; each batch is
  * one transaction, so an interruption leaves a consistent mix that a second run finishes.
  */
 export async function reembedAll(
@@ -28,13 +30,13 @@ export async function reembedAll(
       const batch = await db.withAllSubjects('re-embedding', (trx) => staleEmbeddingBatch(trx, table, embedder.model, lastId, batchSize));
       const last = batch.at(-1);
       if (last === undefined) break;
-      const vectors = await embedder.embed(batch.map((row) => row.text));
+      const texts = batch.map((row) => row.text);
+      // A memory's passages are embedded with it; a tombstone keeps its whole text's vector only.
+      const vectors: MemoryVectors[] =
+        table === 'memories' ? await embedMemoryTexts(embedder, texts) : (await embedder.embed(texts)).map((vector) => ({ whole: storedVector(vector, embedder.model), passages: [] }));
+      if (vectors.length !== batch.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${batch.length} texts`);
       await db.withAllSubjects('re-embedding', async (trx) => {
-        for (const [index, row] of batch.entries()) {
-          const vector = vectors[index];
-          if (vector === undefined) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${batch.length} texts`);
-          await updateEmbedding(trx, table, row.id, storedVector(vector, embedder.model));
-        }
+        for (const [index, row] of batch.entries()) await updateEmbedding(trx, table, row.id, vectors[index]!);
       });
       lastId = last.id;
       counts[table] += batch.length;

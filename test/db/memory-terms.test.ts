@@ -97,7 +97,7 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
   /** Inserts as remember does, writing only the first `atOnce` rows; returns the id. */
   const insertInSteps = (subject: string, text: string, atOnce: number) =>
     db.withSubject(subject, 'inserting', async (trx) => {
-      const inserted = await insertMemoryNearTombstones(trx, subject, newMemory(text), storedVector([1, 0, 0], 'm'), { minSimilarity: 0.9, limit: 5, termsAtOnce: atOnce });
+      const inserted = await insertMemoryNearTombstones(trx, subject, newMemory(text), { whole: storedVector([1, 0, 0], 'm'), passages: [] }, { minSimilarity: 0.9, limit: 5, termsAtOnce: atOnce });
       return inserted;
     });
 

@@ -112,6 +112,23 @@ describe.each(engines)('recall on %s', (engine) => {
     expect(found).toContain(partner);
   });
 
+  it('finds a long memory by the one sentence a question is about (passages)', async () => {
+    // Conversation turns of several sentences: the car is a by-the-way at the end of a turn about a trip, whose
+    // whole-text vector the trip outweighs; no word of the question but "Sam" is in any of them.
+    const other = await server.token(newSubject());
+    const turns = [
+      'Sam: Morning! Sorry I missed your call yesterday, the kids had a busy weekend. We took them to the coast and they loved the rock pools. Let me know if you still want to meet for lunch.',
+      "Sam: Work has been hectic this month. My manager moved the product launch forward by two weeks, so I've been staying late. I'm trying to keep my evenings free for running, though.",
+      'Sam: Thanks for the book recommendation! I finished it on the train. The ending surprised me, and now I want to read everything else she wrote.',
+      'Sam: Good news on the house front. The plumber finally fixed the boiler on Thursday, so we have hot water again. The kitchen still needs painting, but that can wait.',
+      "Sam: How was your trip to Lisbon? I've heard the food there is amazing. We're thinking of going in the spring if we can find cheap flights. By the way, I sold my old car to a neighbour.",
+      "Sam: I've started volunteering at the animal shelter on Saturdays. Mostly walking dogs and cleaning kennels. It's tiring but I really enjoy it.",
+    ];
+    for (const text of turns) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
+    const found = (await recall({ query: "What happened to Sam's vehicle?", limit: 1 }, other)).memories.map((memory) => memory.text);
+    expect(found).toEqual([turns[4]]);
+  });
+
   it('returns every documented field, best first, with scores in (0, 1]', async () => {
     const result = await recall({ query: 'allergy to antibiotics' });
     expect(result.ok).toBe(true);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { vectorParameter, type StoredVector } from '../pgvector.js';
+import { passagesParameter, vectorParameter, type MemoryVectors } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import type { ImportedTimestamps, NewMemory, RemovedMemory, TombstoneMatch } from './records.js';
 import { nearTombstonesQuery, toTombstoneMatch, type TombstoneMatchRow as TombstoneRow } from './tombstones.js';
@@ -11,10 +11,10 @@ export async function insertMemory(
   trx: DbTransaction,
   subject: string,
   memory: NewMemory,
-  vector: StoredVector,
+  vectors: MemoryVectors,
   timestamps?: ImportedTimestamps,
 ): Promise<number> {
-  const row = await insertQuery(trx, subject, memory, vector, timestamps).returning('id').executeTakeFirstOrThrow();
+  const row = await insertQuery(trx, subject, memory, vectors, timestamps).returning('id').executeTakeFirstOrThrow();
   return Number(row.id);
 }
 
@@ -30,7 +30,7 @@ export async function insertMemoryNearTombstones(
   trx: DbTransaction,
   subject: string,
   memory: NewMemory,
-  vector: StoredVector,
+  vectors: MemoryVectors,
   options: { minSimilarity: number; limit: number; termsAtOnce: number },
 ): Promise<{ memoryId: number; tombstones: TombstoneMatch[]; termsPending: boolean }> {
   // One row per tombstone found (nearest first), or one whose tombstone columns are null. The setting is made in
@@ -39,11 +39,11 @@ export async function insertMemoryNearTombstones(
   // length(search_vector) is the number of its lexemes: of memory_terms rows it has.
   const { rows } = await sql<{ inserted: string | number; lexemes: number } & Nullable<TombstoneRow>>`
     with stepped as materialized (select set_config('memory_service.terms_at_once', ${String(options.termsAtOnce)}, true)),
-         inserted as (${insertQuery(trx, subject, memory, vector).returning(['id', 'embedding', sql<number>`length(search_vector)`.as('lexemes')])})
+         inserted as (${insertQuery(trx, subject, memory, vectors).returning(['id', 'embedding', sql<number>`length(search_vector)`.as('lexemes')])})
     select inserted.id as inserted, inserted.lexemes, near.*
       from inserted
       cross join stepped
-      left join lateral (${nearTombstonesQuery(subject, vector.model, sql`inserted.embedding`, options.minSimilarity, options.limit)}) as near on true
+      left join lateral (${nearTombstonesQuery(subject, vectors.whole.model, sql`inserted.embedding`, options.minSimilarity, options.limit)}) as near on true
      order by near.similarity desc`.execute(trx);
   const first = rows[0];
   if (first === undefined) throw new Error('the insert returned no row');
@@ -51,7 +51,8 @@ export async function insertMemoryNearTombstones(
   return { memoryId: Number(first.inserted), tombstones: found.map(toTombstoneMatch), termsPending: Number(first.lexemes) > options.termsAtOnce };
 }
 
-function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vector: StoredVector, timestamps?: ImportedTimestamps) {
+function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vectors: MemoryVectors, timestamps?: ImportedTimestamps) {
+  const vector = vectors.whole;
   return trx
     .insertInto('memories')
     .values({
@@ -67,6 +68,7 @@ function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vec
       embedding: vectorParameter(vector),
       embedding_model: vector.model,
       embedding_dimensions: vector.dimensions,
+      passage_embeddings: passagesParameter(vectors),
       ...(timestamps === undefined ? {} : { created_at: timestamps.createdAt, updated_at: timestamps.updatedAt }),
     });
 }

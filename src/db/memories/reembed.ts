@@ -1,20 +1,24 @@
-import { sql } from 'kysely';
-import { vectorParameter, type StoredVector } from '../pgvector.js';
+import { sql, type RawBuilder } from 'kysely';
+import { passagesParameter, vectorParameter, type MemoryVectors } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 
-/** The SQL of `memory-service reembed`: rows whose vector came from another model, table by table. */
+/** The SQL of `memory-service reembed`: rows whose vectors are stale, table by table. */
 export type EmbeddedTable = 'memories' | 'tombstones';
 
-export async function countStaleEmbeddings(trx: DbTransaction, table: EmbeddedTable, model: string): Promise<number> {
-  const row = await trx
-    .selectFrom(table)
-    .select(sql<string>`count(*)`.as('n'))
-    .where('embedding_model', '<>', model)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/**
+ * A row is stale when its vector came from another model, or (memories) when its text was never split into
+ * passages: rows written before migration 0013.
+ */
+function stale(table: EmbeddedTable, model: string): RawBuilder<boolean> {
+  return table === 'memories' ? sql<boolean>`(embedding_model <> ${model} or passage_embeddings is null)` : sql<boolean>`embedding_model <> ${model}`;
 }
 
-/** The next `size` rows after `afterId` (in id order) whose vector came from another model. */
+export async function countStaleEmbeddings(trx: DbTransaction, table: EmbeddedTable, model: string): Promise<number> {
+  const { rows } = await sql<{ n: string | number }>`select count(*) as n from ${sql.table(table)} where ${stale(table, model)}`.execute(trx);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The next `size` stale rows after `afterId` (in id order). */
 export async function staleEmbeddingBatch(
   trx: DbTransaction,
   table: EmbeddedTable,
@@ -22,22 +26,22 @@ export async function staleEmbeddingBatch(
   afterId: number,
   size: number,
 ): Promise<{ id: number; text: string }[]> {
-  const rows = await trx
-    .selectFrom(table)
-    .select(['id', 'text'])
-    .where('embedding_model', '<>', model)
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(size)
-    .execute();
+  const { rows } = await sql<{ id: string | number; text: string }>`
+    select id, text from ${sql.table(table)}
+     where ${stale(table, model)} and id > ${afterId}
+     order by id
+     limit ${size}`.execute(trx);
   return rows.map((row) => ({ id: Number(row.id), text: row.text }));
 }
 
-export async function updateEmbedding(trx: DbTransaction, table: EmbeddedTable, id: number, vector: StoredVector): Promise<void> {
+/** Sets a row's vectors; a tombstone keeps only the whole text's. */
+export async function updateEmbedding(trx: DbTransaction, table: EmbeddedTable, id: number, vectors: MemoryVectors): Promise<void> {
+  const { whole } = vectors;
   await sql`
     update ${sql.table(table)}
-       set embedding = ${vectorParameter(vector)},
-           embedding_model = ${vector.model},
-           embedding_dimensions = ${vector.dimensions}
+       set embedding = ${vectorParameter(whole)},
+           embedding_model = ${whole.model},
+           embedding_dimensions = ${whole.dimensions}
+           ${table === 'memories' ? sql`, passage_embeddings = ${passagesParameter(vectors)}` : sql``}
      where id = ${id}`.execute(trx);
 }

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { cosineDistance, indexedCosineDistance, isIndexable, type StoredVector } from '../pgvector.js';
+import { indexedCosineDistance, isIndexable, vectorParameter, type StoredVector } from '../pgvector.js';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { hasFilters, memoryConditions, NO_FILTERS } from './filters.js';
@@ -27,6 +27,30 @@ export interface VectorPlanOptions {
    * rows that must not miss the nearest one (remember's near-duplicates) searches wider than it returns.
    */
   readonly efSearch?: number;
+  /**
+   * Compare the vector with each passage of a memory of several too (recall; see passageAwareDistance); without
+   * it the whole texts alone (remember's near-duplicates, which judge whole facts).
+   */
+  readonly passages?: boolean;
+}
+
+/**
+ * How much of a memory of several passages' distance is its whole text's; the rest is its nearest passage's.
+ * Measured on LoCoMo turns with the local model (bench/README.md, "Passages"): the nearest passage alone or
+ * mostly ranks best, and a little of the whole keeps a passage that matches out of context from winning.
+ */
+const WHOLE_SHARE = 0.3;
+
+/**
+ * The distance recall ranks by, from `vector` (an expression: the query's vector, named once in the statement)
+ * to a memory: its whole text's cosine distance, or for a memory of several passages a mix of that and its nearest
+ * passage's, so that a question about one sentence of a paragraph finds the paragraph. `whole` is the whole
+ * text's distance when the statement has it already (an index walk's), else computed here.
+ */
+function passageAwareDistance(vector: RawBuilder<string>, whole: RawBuilder<number> = sql<number>`embedding <=> ${vector}`): RawBuilder<number> {
+  return sql<number>`case when cardinality(passage_embeddings) > 0
+      then ${sql.lit(WHOLE_SHARE)} * (${whole}) + ${sql.lit(1 - WHOLE_SHARE)} * (select min(passage <=> ${vector}) from unnest(passage_embeddings) as passage)
+      else ${whole} end`;
 }
 
 /**
@@ -58,10 +82,12 @@ export async function vectorRanking<T = never>(
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
     // planner off the approximate index, so the ranking is exact by construction. `alongside` rides in the same
     // statement, so for such a subject both rankings take one round trip.
+    const distance = options.passages === true ? passageAwareDistance(sql`probe.vector`) : sql`embedding <=> probe.vector`;
     const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: T[] | null }>`
-      with ranked as materialized (
+      with probe as materialized (select ${vectorParameter(vector)} as vector),
+      ranked as materialized (
         select id, distance, count(*) over () as candidates from (
-          select id, ${cosineDistance(vector)} as distance from memories where ${where} limit ${limit + 1}
+          select id, ${distance} as distance from memories, probe where ${where} limit ${limit + 1}
         ) as capped
          order by distance, id desc
          limit ${depth})
@@ -79,10 +105,10 @@ export async function vectorRanking<T = never>(
   const applied = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
   if (walksIndex(vector, candidates, options.size)) {
     const before = applied ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
-    const { rows } = await prepared(hnswQuery(where, vector, depth, before)).execute(trx);
+    const { rows } = await prepared(hnswQuery(where, vector, depth, before, options.passages)).execute(trx);
     if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw', alongside: found };
   }
-  return { ids: await exactRanking(trx, where, vector, depth, applied), plan: 'exact', alongside: found };
+  return { ids: await exactRanking(trx, where, vector, depth, options.passages, applied), plan: 'exact', alongside: found };
 }
 
 /** A query run in the vector ranking's first statement (vectorRanking, walkIndexWith), with its rows' order. */
@@ -96,11 +122,23 @@ function alongsideRows(alongside: Alongside<unknown>): RawBuilder<unknown> {
   return sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`;
 }
 
-/** The candidates (`where`) nearest to `vector` first, by an exact scan; `restore` puts the walk's settings back. */
-async function exactRanking(trx: DbTransaction, where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): Promise<number[]> {
+/**
+ * The candidates (`where`) nearest to `vector` first, by an exact scan (by their passages too with `passages`);
+ * `restore` puts the walk's settings back.
+ */
+async function exactRanking(
+  trx: DbTransaction,
+  where: RawBuilder<unknown>,
+  vector: StoredVector,
+  depth: number,
+  passages: boolean | undefined,
+  restore?: PlannerSettings,
+): Promise<number[]> {
+  const distance = passages === true ? passageAwareDistance(sql`probe.vector`) : sql`embedding <=> probe.vector`;
   const { rows } = await prepared(sql<{ id: string | number }>`
-    select id from memories where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
-     order by ${cosineDistance(vector)}, id desc
+    with probe as materialized (select ${vectorParameter(vector)} as vector)
+    select id from memories, probe where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
+     order by ${distance}, id desc
      limit ${depth}`).execute(trx);
   return rows.map((row) => Number(row.id));
 }
@@ -122,7 +160,7 @@ export async function walkIndexWith<T>(
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] }> {
   const where = vectorConditions(subject, NO_FILTERS, vector);
   const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: T[] }>`
-    with walked as materialized (${hnswQuery(where, vector, depth, restore)}),
+    with walked as materialized (${hnswQuery(where, vector, depth, restore, true)}),
          alongside as materialized (${alongside.query})
     select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
            ${alongsideRows(alongside)} as alongside`).execute(trx);
@@ -131,7 +169,7 @@ export async function walkIndexWith<T>(
   const others = row?.alongside ?? [];
   // Short (expired rows, other models' vectors): the exact scan answers, as in vectorRanking.
   if (walked.length >= depth) return { ids: walked, plan: 'hnsw', alongside: others };
-  return { ids: await exactRanking(trx, where, vector, depth), plan: 'exact', alongside: others };
+  return { ids: await exactRanking(trx, where, vector, depth, true), plan: 'exact', alongside: others };
 }
 
 /** Whether a candidate set of this size is ranked by walking the index (see vectorRanking). */
@@ -249,14 +287,27 @@ function restored(restore: PlannerSettings): RawBuilder<boolean> {
  * Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate.
  * `restore` puts the planner settings back while the walk runs (they were needed only to plan it), so the rest
  * of the transaction plans as usual without another round trip; the one-time filter runs even when nothing is found.
+ * With `passages` the rows the walk found (by their whole texts) are ordered by passageAwareDistance: the index
+ * holds whole texts only, so a large subject's memory is found by a passage only among its nearest whole texts.
  */
-export function hnswQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number, restore?: PlannerSettings): RawBuilder<{ id: string | number; distance: number }> {
-  return sql<{ id: string | number; distance: number }>`
+export function hnswQuery(
+  where: RawBuilder<unknown>,
+  vector: StoredVector,
+  depth: number,
+  restore?: PlannerSettings,
+  passages?: boolean,
+): RawBuilder<{ id: string | number; distance: number }> {
+  const once = restore === undefined ? sql`` : sql`where ${restored(restore)}`;
+  const nearest = sql`
     with nearest as materialized (
       select id, ${indexedCosineDistance(vector)} as distance
         from memories
        where ${where}
        order by distance
-       limit ${depth})
-    select id, distance from nearest ${restore === undefined ? sql`` : sql`where ${restored(restore)}`} order by distance, id desc`;
+       limit ${depth})`;
+  if (passages !== true) return sql<{ id: string | number; distance: number }>`${nearest} select id, distance from nearest ${once} order by distance, id desc`;
+  return sql<{ id: string | number; distance: number }>`${nearest}
+    select nearest.id, ${passageAwareDistance(vectorParameter(vector), sql<number>`nearest.distance`)} as distance
+      from nearest join memories on memories.id = nearest.id ${once}
+     order by distance, nearest.id desc`;
 }

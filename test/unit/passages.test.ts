@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { embedMemoryTexts, MAX_PASSAGES, passagesOf } from '../../src/memory/passages.js';
+import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+
+describe('passagesOf', () => {
+  it('has no passages for a text of one sentence', () => {
+    expect(passagesOf('The user lives in Leeds.')).toEqual([]);
+    expect(passagesOf('The user wears glasses for distance; their prescription is -2.25 in both eyes.')).toEqual([]);
+    expect(passagesOf("The user's GP is Dr. Helen Marsh at Chapel Allerton Surgery.")).toEqual([]);
+    expect(passagesOf('   ')).toEqual([]);
+  });
+
+  it('splits sentences, keeping abbreviations and initials inside theirs', () => {
+    expect(passagesOf('The user reads science fiction. Their favourite author is Ursula K. Le Guin! Mrs. Ellis lent them the books.')).toEqual([
+      'The user reads science fiction.',
+      'Their favourite author is Ursula K. Le Guin!',
+      'Mrs. Ellis lent them the books.',
+    ]);
+  });
+
+  it('says a leading label with every sentence', () => {
+    expect(passagesOf('Caroline: Hey Mel! I went to a LGBTQ support group yesterday.')).toEqual([
+      'Caroline: Hey Mel!',
+      'Caroline: I went to a LGBTQ support group yesterday.',
+    ]);
+    expect(passagesOf('Time: 10:30 on Friday.')).toEqual([]);
+  });
+
+  it(`groups the sentences of a long text, in order, into at most ${MAX_PASSAGES} passages`, () => {
+    const sentences = Array.from({ length: 40 }, (_, index) => `Sentence number ${index + 1} is here.`);
+    const passages = passagesOf(sentences.join(' '));
+    expect(passages).toHaveLength(MAX_PASSAGES);
+    expect(passages.join(' ')).toBe(sentences.join(' '));
+  });
+});
+
+describe('embedMemoryTexts', () => {
+  it('embeds every text with its passages in one call and hands each text its own vectors', async () => {
+    const calls: string[][] = [];
+    const embedder: EmbeddingProvider = {
+      model: 'm',
+      dimensions: 2,
+      embed: async (texts) => {
+        calls.push([...texts]);
+        return texts.map((text) => [text.length, 1]);
+      },
+      ready: async () => {},
+      close: async () => {},
+    };
+    const [one, two] = await embedMemoryTexts(embedder, ['Short.', 'First part. Second, longer part.'], 'alice');
+    expect(calls).toEqual([['Short.', 'First part. Second, longer part.', 'First part.', 'Second, longer part.']]);
+    expect(one).toEqual({ whole: expect.objectContaining({ values: [6, 1], model: 'm' }), passages: [] });
+    expect(two!.whole.values).toEqual([32, 1]);
+    expect(two!.passages.map((passage) => passage.values)).toEqual([[11, 1], [20, 1]]);
+  });
+});
