@@ -298,16 +298,18 @@ export function hnswQuery(
   passages?: boolean,
 ): RawBuilder<{ id: string | number; distance: number }> {
   const once = restore === undefined ? sql`` : sql`where ${restored(restore)}`;
+  // The walk's rows carry their passages (read only for the rows it returns): no second look-up of memories,
+  // which under the walk's planner settings could be planned as a scan of the whole table.
   const nearest = sql`
     with nearest as materialized (
-      select id, ${indexedCosineDistance(vector)} as distance
+      select id, ${indexedCosineDistance(vector)} as distance ${passages === true ? sql`, passage_embeddings` : sql``}
         from memories
        where ${where}
        order by distance
        limit ${depth})`;
   if (passages !== true) return sql<{ id: string | number; distance: number }>`${nearest} select id, distance from nearest ${once} order by distance, id desc`;
   return sql<{ id: string | number; distance: number }>`${nearest}
-    select nearest.id, ${passageAwareDistance(vectorParameter(vector), sql<number>`nearest.distance`)} as distance
-      from nearest join memories on memories.id = nearest.id ${once}
-     order by distance, nearest.id desc`;
+    select id, ${passageAwareDistance(vectorParameter(vector), sql<number>`distance`)} as distance
+      from nearest ${once}
+     order by distance, id desc`;
 }
