@@ -53,6 +53,11 @@ function passageAwareDistance(vector: RawBuilder<string>, whole: RawBuilder<numb
       else ${whole} end`;
 }
 
+/** The distance from a statement's `probe` (the query's vector, in a CTE of that name) to each row it scans. */
+function probeDistance(passages: boolean | undefined): RawBuilder<number> {
+  return passages === true ? passageAwareDistance(sql`probe.vector`) : sql<number>`embedding <=> probe.vector`;
+}
+
 /**
  * Ids of the subject's live memories that pass the filters, nearest to `vector` first (at most `depth`).
  *
@@ -82,7 +87,7 @@ export async function vectorRanking<T = never>(
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
     // planner off the approximate index, so the ranking is exact by construction. `alongside` rides in the same
     // statement, so for such a subject both rankings take one round trip.
-    const distance = options.passages === true ? passageAwareDistance(sql`probe.vector`) : sql`embedding <=> probe.vector`;
+    const distance = probeDistance(options.passages);
     const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: T[] | null }>`
       with probe as materialized (select ${vectorParameter(vector)} as vector),
       ranked as materialized (
@@ -134,7 +139,7 @@ async function exactRanking(
   passages: boolean | undefined,
   restore?: PlannerSettings,
 ): Promise<number[]> {
-  const distance = passages === true ? passageAwareDistance(sql`probe.vector`) : sql`embedding <=> probe.vector`;
+  const distance = probeDistance(passages);
   const { rows } = await prepared(sql<{ id: string | number }>`
     with probe as materialized (select ${vectorParameter(vector)} as vector)
     select id from memories, probe where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
