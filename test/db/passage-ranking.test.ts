@@ -9,7 +9,9 @@ import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith } from '
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector, type MemoryVectors } from '../../src/db/pgvector.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+import { importItems } from '../../src/memory/import.js';
 import { reembedAll } from '../../src/memory/reembed.js';
+import type { ImportItem } from '../../src/memory/types.js';
 import { engines } from '../helpers/engines.js';
 import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
@@ -98,6 +100,37 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
   it('leaves remember’s near-duplicates to the whole texts', async () => {
     const near = await db.withSubject(subject, 'near', (trx) => findNearMemories(trx, subject, question, 0.6, 5, 5000));
     expect(near.map((memory) => memory.id)).toEqual([ids.wholeNear]);
+  });
+
+  it('has import store a memory’s passages, and a tombstone only its whole text’s vector', async () => {
+    const importer = 'passage-importer';
+    const embedded: string[] = [];
+    const embedder: EmbeddingProvider = {
+      model: MODEL,
+      dimensions: DIMS,
+      embed: async (texts) => {
+        embedded.push(...texts);
+        return texts.map(() => unit([1, 1, 0, 0]).values as number[]);
+      },
+      ready: async () => {},
+      close: async () => {},
+    };
+    const when = new Date('2026-01-02T03:04:05Z');
+    async function* items(): AsyncGenerator<ImportItem> {
+      yield { kind: 'memory', source: { line: 1 }, memory: newMemory('Imported first. Imported second.'), timestamps: undefined, formerId: undefined };
+      yield { kind: 'memory', source: { line: 2 }, memory: newMemory('Imported alone.'), timestamps: undefined, formerId: undefined };
+      yield {
+        kind: 'tombstone', source: { line: 3 }, text: 'Forgotten first. Forgotten second.', tags: [], reason: 'forgotten', note: undefined,
+        memoryCreatedAt: when, tombstonedAt: when, formerId: undefined, formerReplacedBy: undefined,
+      };
+    }
+    const summary = await importItems(db, embedder, importer, items(), { batchSize: 16 });
+    expect(summary).toMatchObject({ memoriesImported: 2, tombstonesImported: 1, refused: 0 });
+    expect(embedded).toEqual(['Imported first. Imported second.', 'Imported first.', 'Imported second.', 'Imported alone.', 'Forgotten first. Forgotten second.']);
+    const rows = await db.withSubject(importer, 'reading', (trx) =>
+      sql<{ text: string; passages: number }>`select text, cardinality(passage_embeddings) as passages from memories order by id`.execute(trx),
+    );
+    expect(rows.rows.map((row) => [row.text, Number(row.passages)])).toEqual([['Imported first. Imported second.', 2], ['Imported alone.', 0]]);
   });
 
   it('has reembed split the memories stored before passages were, and only those', async () => {
