@@ -3,11 +3,11 @@ import { insertMemory } from '../db/memories/memories.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
-import { storedVector, type MemoryVectors } from '../db/pgvector.js';
+import type { MemoryVectors, storedVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { embeddingError, isServiceError } from '../errors.js';
-import { embedMemoryTexts } from './passages.js';
+import { isServiceError } from '../errors.js';
+import { embedMemoryTexts, embedTombstoneTexts } from './passages.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
@@ -125,13 +125,10 @@ class ImportRun {
     const freshMemories = fresh.filter((item) => item.kind === 'memory');
     const freshTombstones = fresh.filter((item) => item.kind === 'tombstone');
     const memoryVectors = freshMemories.length === 0 ? [] : await embedMemoryTexts(this.#embedder, freshMemories.map(textOf), subject);
-    const tombstoneVectors = freshTombstones.length === 0 ? [] : await this.#embedder.embed(freshTombstones.map(textOf), { key: subject });
-    if (tombstoneVectors.length !== freshTombstones.length) {
-      throw embeddingError(`the embedding provider returned ${tombstoneVectors.length} vectors for ${freshTombstones.length} texts`);
-    }
+    const tombstoneVectors = freshTombstones.length === 0 ? [] : await embedTombstoneTexts(this.#embedder, freshTombstones.map(textOf), subject);
     const vectorsOf = new Map<Prepared, MemoryVectors>([
       ...freshMemories.map((item, index) => [item, memoryVectors[index]!] as const),
-      ...freshTombstones.map((item, index) => [item, { whole: storedVector(tombstoneVectors[index]!, this.#embedder.model), passages: [] }] as const),
+      ...freshTombstones.map((item, index) => [item, tombstoneVectors[index]!] as const),
     ]);
 
     const written = await this.#db.withSubject(subject, 'importing memories', async (trx) => {

@@ -60,3 +60,10 @@ export async function embedMemoryTexts(embedder: EmbeddingProvider, texts: reado
   const take = () => storedVector(vectors[next++]!, embedder.model);
   return passages.map((pieces) => ({ whole: take(), passages: pieces.map(take) }));
 }
+
+/** A tombstone's vectors: its whole text's only (a tombstone is never recalled, only compared with a text remembered). */
+export async function embedTombstoneTexts(embedder: EmbeddingProvider, texts: readonly string[], key?: string): Promise<MemoryVectors[]> {
+  const vectors = await embedder.embed(texts, key === undefined ? {} : { key });
+  if (vectors.length !== texts.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${texts.length} texts`);
+  return vectors.map((vector) => ({ whole: storedVector(vector, embedder.model), passages: [] }));
+}

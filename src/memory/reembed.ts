@@ -1,9 +1,7 @@
 import { countStaleEmbeddings, staleEmbeddingBatch, updateEmbedding, type EmbeddedTable } from '../db/memories/reembed.js';
 import type { DatabaseHandle } from '../db/open-database.js';
-import { storedVector, type MemoryVectors } from '../db/pgvector.js';
-import { embeddingError } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { embedMemoryTexts } from './passages.js';
+import { embedMemoryTexts, embedTombstoneTexts } from './passages.js';
 
 export interface ReembedProgress {
   readonly table: EmbeddedTable;
@@ -31,10 +29,7 @@ export async function reembedAll(
       const last = batch.at(-1);
       if (last === undefined) break;
       const texts = batch.map((row) => row.text);
-      // A memory's passages are embedded with it; a tombstone keeps its whole text's vector only.
-      const vectors: MemoryVectors[] =
-        table === 'memories' ? await embedMemoryTexts(embedder, texts) : (await embedder.embed(texts)).map((vector) => ({ whole: storedVector(vector, embedder.model), passages: [] }));
-      if (vectors.length !== batch.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${batch.length} texts`);
+      const vectors = table === 'memories' ? await embedMemoryTexts(embedder, texts) : await embedTombstoneTexts(embedder, texts);
       await db.withAllSubjects('re-embedding', async (trx) => {
         for (const [index, row] of batch.entries()) await updateEmbedding(trx, table, row.id, vectors[index]!);
       });
