@@ -2,7 +2,8 @@
 // in turn (alternating order, so drift on the machine hits every variant alike) by autocannon in this process.
 // Reports the service's CPU time (all threads, user + system) per answered request, the steadiest figure here.
 // A variant is `tree=<checkout>` (another checkout of this repository, with node_modules, for "before"; default
-// this one) and/or `level=info|warn` (LogLevel; default info), joined with commas, e.g.
+// this one), `level=info|warn` (LogLevel; default info) and/or `flags=<node flags>` (space-separated, for the
+// server process, e.g. flags=--max-semi-space-size=32), joined with commas, e.g.
 //   git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
 //   npx tsx bench/jsonrpc-variants.ts 4 6 tools/list tree=/tmp/before tree=.
 // Run: npx tsx bench/jsonrpc-variants.ts [secondsPerRun=4] [rounds=6] [method=tools/list] variant variant [...]
@@ -23,10 +24,10 @@ const logDir = mkdtempSync(join(tmpdir(), 'jsonrpc-variants-'));
 const env = { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '1000000', MEMORY_SERVICE_METRICS_TOKEN: 'bench-metrics-token-0123456789abcdef' };
 const servers: ServerChild[] = [];
 for (const [i, name] of names.entries()) {
-  const fields = Object.fromEntries(name.split(',').map((field) => field.split('=') as [string, string]));
+  const fields = Object.fromEntries(name.split(',').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]));
   const tree = resolve(fields.tree ?? '.');
   const { startServerChild } = (await import(pathToFileURL(join(tree, 'bench/lib/server-child.ts')).href)) as { startServerChild: typeof StartServerChild };
-  servers.push(await startServerChild({ embedder: 'synthetic', log: { level: (fields.level ?? 'info') as 'info' | 'warn', file: join(logDir, `${i}.log`) }, env }));
+  servers.push(await startServerChild({ embedder: 'synthetic', log: { level: (fields.level ?? 'info') as 'info' | 'warn', file: join(logDir, `${i}.log`) }, env, ...(fields.flags === undefined ? {} : { nodeFlags: fields.flags.split(' ') }) }));
 }
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} });
 const tokens = await Promise.all(servers.map((server) => server.token('variants')));

@@ -42,10 +42,10 @@ interface Child {
 }
 
 /** Forks a bench/lib script (run through tsx) and waits for its `ready` message; requests go over IPC. */
-async function forkChild(script: string, env: Record<string, string>, stdoutFile?: string): Promise<Child> {
+async function forkChild(script: string, env: Record<string, string>, stdoutFile?: string, nodeFlags: readonly string[] = []): Promise<Child> {
   const stdout = stdoutFile === undefined ? 'inherit' : openSync(stdoutFile, 'w');
   const child: ChildProcess = fork(fileURLToPath(new URL(script, import.meta.url)), [], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags, ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
     env: { ...process.env, ...env },
     stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
@@ -90,7 +90,7 @@ function build(): void {
 /** Starts bench/lib/server-process.ts, with the service from the build, in a child process and waits until it listens. */
 export async function startServerChild(options: ServerProcessOptions): Promise<ServerChild> {
   build();
-  const child = await forkChild('./server-process.ts', { BENCH_SERVER_OPTIONS: JSON.stringify(options) }, options.log?.file);
+  const child = await forkChild('./server-process.ts', { BENCH_SERVER_OPTIONS: JSON.stringify(options) }, options.log?.file, options.nodeFlags);
   return {
     mcpUrl: child.ready.mcpUrl as string,
     pid: child.ready.pid as number,

@@ -18,6 +18,8 @@ export interface ServerProcessOptions {
   readonly embedder: 'local' | 'synthetic';
   /** Log at this level to stdout, as `serve` does (server-child sends stdout to `file`); default: silent. */
   readonly log?: { readonly level: 'info' | 'warn'; readonly file: string };
+  /** Extra Node/V8 flags for the server process (e.g. `--max-semi-space-size=32`). */
+  readonly nodeFlags?: readonly string[];
 }
 
 export type Request =
