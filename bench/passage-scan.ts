@@ -1,0 +1,82 @@
+// What the passages cost recall's exact scan: the vector ranking's statement over one LoCoMo subject's turns
+// (~600 memories, ~3 passages each, the arrays in TOAST), in three forms run alternately in this one process on
+// the database bench/recall-quality.ts seeded (PGlite):
+//  - whole: whole-text distance only (no passages);
+//  - two reads: the passage-aware distance as first landed, `case when cardinality(passages) > 0 then … end`,
+//    which reads each array out of TOAST twice;
+//  - served: as src/db/memories/vector-ranking.ts sends it (`coalesce(mix, whole)`), reading each array once.
+// Probes are stored memories' own vectors (no model needed); the two passage forms must rank identically.
+// Run: npx tsx bench/recall-quality.ts turns (once, to seed), then npx tsx bench/passage-scan.ts [rounds=5] [probes=10]
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPGlite } from '../src/db/pglite-open.js';
+
+const rounds = Number(process.argv[2] ?? 5);
+const probesPerSubject = Number(process.argv[3] ?? 10);
+
+const dataRoot = new URL('./.data/', import.meta.url).pathname;
+const seeded = (existsSync(dataRoot) ? readdirSync(dataRoot) : [])
+  .filter((name) => name.startsWith('locomo-turns-') && existsSync(join(dataRoot, name, 'dia-ids.json')))
+  .map((name) => join(dataRoot, name))
+  .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+if (seeded === undefined) throw new Error('no seeded LoCoMo turns database under bench/.data: run `npx tsx bench/recall-quality.ts turns` first');
+// A copy, so that this benchmark never holds the harness's database open.
+const copy = mkdtempSync(join(tmpdir(), 'passage-scan-'));
+cpSync(join(seeded, 'pglite'), copy, { recursive: true });
+const db = await openPGlite(copy);
+
+const WHOLE = `embedding <=> probe.vector`;
+const NEAREST = `(select min(passage <=> probe.vector) from unnest(passage_embeddings) as passage)`;
+const FORMS: Record<string, string> = {
+  whole: WHOLE,
+  'two reads': `case when cardinality(passage_embeddings) > 0 then 0.3 * (${WHOLE}) + 0.7 * ${NEAREST} else ${WHOLE} end`,
+  served: `coalesce(0.3 * (${WHOLE}) + 0.7 * ${NEAREST}, ${WHOLE})`,
+};
+const statement = (distance: string) =>
+  `with probe as materialized (select $2::vector as vector)
+   select id from memories, probe where subject = $1 and (expires_at is null or expires_at > now()) order by ${distance}, id desc limit 100`;
+
+const subjects = (await db.query<{ subject: string }>(`select distinct subject from memories order by subject`)).rows.map((row) => row.subject);
+const probes: { subject: string; vector: string }[] = [];
+for (const subject of subjects) {
+  const { rows } = await db.query<{ vector: string }>(
+    `select embedding::text as vector from memories where subject = $1 and cardinality(passage_embeddings) > 0 order by id limit $2`,
+    [subject, probesPerSubject],
+  );
+  probes.push(...rows.map((row) => ({ subject, vector: row.vector })));
+}
+const { rows: shape } = await db.query<{ memories: number; passages: number }>(
+  `select count(*)::int as memories, coalesce(sum(cardinality(passage_embeddings)), 0)::int as passages from memories`,
+);
+
+const times = new Map(Object.keys(FORMS).map((name) => [name, [] as number[]]));
+let disagreements = 0;
+for (let round = 0; round <= rounds; round++) {
+  const names = Object.keys(FORMS);
+  if (round % 2 === 1) names.reverse();
+  for (const probe of probes) {
+    const orders = new Map<string, string>();
+    for (const name of names) {
+      const started = performance.now();
+      const { rows } = await db.query<{ id: number }>(statement(FORMS[name]!), [probe.subject, probe.vector]);
+      // Round 0 warms the cache and the plans; it is not counted.
+      if (round > 0) times.get(name)!.push(performance.now() - started);
+      orders.set(name, rows.map((row) => row.id).join(','));
+    }
+    if (orders.get('two reads') !== orders.get('served')) disagreements += 1;
+  }
+}
+await db.close();
+rmSync(copy, { recursive: true, force: true });
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+const whole = median(times.get('whole')!);
+console.log(
+  `passage scan: ${subjects.length} subjects, ${shape[0]!.memories} memories, ${shape[0]!.passages} passages; ` +
+    `${probes.length} probes × ${rounds} rounds, forms alternating; node ${process.version}`,
+);
+for (const [name, values] of times) {
+  console.log(`${name.padEnd(10)} median ${median(values).toFixed(2)} ms a statement (${(median(values) / whole).toFixed(2)} × whole)`);
+}
+console.log(`two reads vs served: ${disagreements} of ${probes.length * (rounds + 1)} rankings differ`);
