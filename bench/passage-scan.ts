@@ -1,26 +1,31 @@
-// What the passages cost recall's exact scan: the vector ranking's statement over one LoCoMo subject's turns
-// (~600 memories, ~3 passages each, the arrays in TOAST), in three forms run alternately in this one process on
-// the database bench/recall-quality.ts seeded (PGlite):
+// What the passages cost recall's exact scan: the vector ranking's statement over each LoCoMo subject, on the
+// database bench/recall-quality.ts seeded (PGlite): turns (~600 memories a subject, ~3 passages each, the arrays
+// in TOAST) or observations (one sentence each, no passages). Four forms, run alternately in this one process:
 //  - whole: whole-text distance only (no passages);
-//  - two reads: the passage-aware distance as first landed, `case when cardinality(passages) > 0 then … end`,
-//    which reads each array out of TOAST twice;
-//  - served: as src/db/memories/vector-ranking.ts sends it (`coalesce(mix, whole)`), reading each array once.
-// Probes are stored memories' own vectors (no model needed); the two passage forms must rank identically.
-// Run: npx tsx bench/recall-quality.ts turns (once, to seed), then npx tsx bench/passage-scan.ts [rounds=5] [probes=10]
+//  - two reads: `case when cardinality(passages) > 0 then mix else whole end` (as first landed), which reads
+//    each array out of TOAST twice;
+//  - nearest or whole: `coalesce(mix, whole)`, which reads it once but runs the nearest-passage subquery for a
+//    memory without passages too;
+//  - served: as src/db/memories/vector-ranking.ts sends it, `case when pg_column_size(passages) > 16 …`: the
+//    array's stored size says whether it has passages without reading it.
+// Probes are stored memories' own vectors (no model needed); the passage forms must rank identically.
+// Run: npx tsx bench/recall-quality.ts turns observations (once, to seed), then
+//      npx tsx bench/passage-scan.ts [turns|observations] [rounds=5] [probes=10]
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPGlite } from '../src/db/pglite-open.js';
 
-const rounds = Number(process.argv[2] ?? 5);
-const probesPerSubject = Number(process.argv[3] ?? 10);
+const set = process.argv[2] ?? 'turns';
+const rounds = Number(process.argv[3] ?? 5);
+const probesPerSubject = Number(process.argv[4] ?? 10);
 
 const dataRoot = new URL('./.data/', import.meta.url).pathname;
 const seeded = (existsSync(dataRoot) ? readdirSync(dataRoot) : [])
-  .filter((name) => name.startsWith('locomo-turns-') && existsSync(join(dataRoot, name, 'dia-ids.json')))
+  .filter((name) => name.startsWith(`locomo-${set}-`) && existsSync(join(dataRoot, name, 'dia-ids.json')))
   .map((name) => join(dataRoot, name))
   .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
-if (seeded === undefined) throw new Error('no seeded LoCoMo turns database under bench/.data: run `npx tsx bench/recall-quality.ts turns` first');
+if (seeded === undefined) throw new Error(`no seeded LoCoMo ${set} database under bench/.data: run \`npx tsx bench/recall-quality.ts ${set}\` first`);
 // A copy, so that this benchmark never holds the harness's database open.
 const copy = mkdtempSync(join(tmpdir(), 'passage-scan-'));
 cpSync(join(seeded, 'pglite'), copy, { recursive: true });
@@ -28,10 +33,12 @@ const db = await openPGlite(copy);
 
 const WHOLE = `embedding <=> probe.vector`;
 const NEAREST = `(select min(passage <=> probe.vector) from unnest(passage_embeddings) as passage)`;
+const MIX = `0.3 * (${WHOLE}) + 0.7 * ${NEAREST}`;
 const FORMS: Record<string, string> = {
   whole: WHOLE,
-  'two reads': `case when cardinality(passage_embeddings) > 0 then 0.3 * (${WHOLE}) + 0.7 * ${NEAREST} else ${WHOLE} end`,
-  served: `coalesce(0.3 * (${WHOLE}) + 0.7 * ${NEAREST}, ${WHOLE})`,
+  'two reads': `case when cardinality(passage_embeddings) > 0 then ${MIX} else ${WHOLE} end`,
+  'nearest or whole': `coalesce(${MIX}, ${WHOLE})`,
+  served: `case when pg_column_size(passage_embeddings) > 16 then ${MIX} else ${WHOLE} end`,
 };
 const statement = (distance: string) =>
   `with probe as materialized (select $2::vector as vector)
@@ -41,7 +48,7 @@ const subjects = (await db.query<{ subject: string }>(`select distinct subject f
 const probes: { subject: string; vector: string }[] = [];
 for (const subject of subjects) {
   const { rows } = await db.query<{ vector: string }>(
-    `select embedding::text as vector from memories where subject = $1 and cardinality(passage_embeddings) > 0 order by id limit $2`,
+    `select embedding::text as vector from memories where subject = $1 order by id limit $2`,
     [subject, probesPerSubject],
   );
   probes.push(...rows.map((row) => ({ subject, vector: row.vector })));
@@ -64,7 +71,7 @@ for (let round = 0; round <= rounds; round++) {
       if (round > 0) times.get(name)!.push(performance.now() - started);
       orders.set(name, rows.map((row) => row.id).join(','));
     }
-    if (orders.get('two reads') !== orders.get('served')) disagreements += 1;
+    if (orders.get('two reads') !== orders.get('served') || orders.get('nearest or whole') !== orders.get('served')) disagreements += 1;
   }
 }
 await db.close();
@@ -73,10 +80,10 @@ rmSync(copy, { recursive: true, force: true });
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 const whole = median(times.get('whole')!);
 console.log(
-  `passage scan: ${subjects.length} subjects, ${shape[0]!.memories} memories, ${shape[0]!.passages} passages; ` +
+  `passage scan, LoCoMo ${set}: ${subjects.length} subjects, ${shape[0]!.memories} memories, ${shape[0]!.passages} passages; ` +
     `${probes.length} probes × ${rounds} rounds, forms alternating; node ${process.version}`,
 );
 for (const [name, values] of times) {
-  console.log(`${name.padEnd(10)} median ${median(values).toFixed(2)} ms a statement (${(median(values) / whole).toFixed(2)} × whole)`);
+  console.log(`${name.padEnd(16)} median ${median(values).toFixed(2)} ms a statement (${(median(values) / whole).toFixed(2)} × whole)`);
 }
-console.log(`two reads vs served: ${disagreements} of ${probes.length * (rounds + 1)} rankings differ`);
+console.log(`passage forms: ${disagreements} of ${probes.length * (rounds + 1)} probes ranked differently by one of them`);

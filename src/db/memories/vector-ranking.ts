@@ -48,11 +48,13 @@ const WHOLE_SHARE = 0.3;
  * text's distance when the statement has it already (an index walk's), else computed here.
  */
 function passageAwareDistance(vector: RawBuilder<string>, whole: RawBuilder<number> = sql<number>`embedding <=> ${vector}`): RawBuilder<number> {
-  // No passages (an empty or null array): the nearest is null, and so is the mix. The array is read once: asking
-  // its cardinality first would read it out of TOAST a second time (+17 % on a LoCoMo subject's exact scan:
-  // bench/passage-scan.ts).
-  return sql<number>`coalesce(${sql.lit(WHOLE_SHARE)} * (${whole}) + ${sql.lit(1 - WHOLE_SHARE)} * (select min(passage <=> ${vector}) from unnest(passage_embeddings) as passage),
-      ${whole})`;
+  // Whether a memory has passages is told from the array's stored size, which PostgreSQL knows without reading
+  // the array out of TOAST: asking its cardinality read it a second time (+17 % on a LoCoMo subject's exact scan),
+  // and taking the nearest of no passages costs a one-sentence memory a subquery (+19 % on the observations';
+  // bench/passage-scan.ts). An empty array takes at most 16 bytes; one passage of even one dimension, 33.
+  return sql<number>`case when pg_column_size(passage_embeddings) > 16
+      then ${sql.lit(WHOLE_SHARE)} * (${whole}) + ${sql.lit(1 - WHOLE_SHARE)} * (select min(passage <=> ${vector}) from unnest(passage_embeddings) as passage)
+      else ${whole} end`;
 }
 
 /** The distance from a statement's `probe` (the query's vector, in a CTE of that name) to each row it scans. */
