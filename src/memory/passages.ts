@@ -1,4 +1,4 @@
-import { storedVector, type MemoryVectors } from '../db/pgvector.js';
+import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import { embeddingError } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 
@@ -53,17 +53,20 @@ function groupInOrder(items: readonly string[], most: number): string[] {
  */
 export async function embedMemoryTexts(embedder: EmbeddingProvider, texts: readonly string[], key?: string): Promise<MemoryVectors[]> {
   const passages = texts.map(passagesOf);
-  const inputs = texts.flatMap((text, index) => [text, ...passages[index]!]);
-  const vectors = await embedder.embed(inputs, key === undefined ? {} : { key });
-  if (vectors.length !== inputs.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${inputs.length} texts`);
+  const vectors = await embedStored(embedder, texts.flatMap((text, index) => [text, ...passages[index]!]), key);
   let next = 0;
-  const take = () => storedVector(vectors[next++]!, embedder.model);
+  const take = () => vectors[next++]!;
   return passages.map((pieces) => ({ whole: take(), passages: pieces.map(take) }));
 }
 
 /** A tombstone's vectors: its whole text's only (a tombstone is never recalled, only compared with a text remembered). */
 export async function embedTombstoneTexts(embedder: EmbeddingProvider, texts: readonly string[], key?: string): Promise<MemoryVectors[]> {
+  return (await embedStored(embedder, texts, key)).map((whole) => ({ whole, passages: [] }));
+}
+
+/** One provider call for `texts`, a stored vector for each (the count checked). */
+async function embedStored(embedder: EmbeddingProvider, texts: readonly string[], key: string | undefined): Promise<StoredVector[]> {
   const vectors = await embedder.embed(texts, key === undefined ? {} : { key });
   if (vectors.length !== texts.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${texts.length} texts`);
-  return vectors.map((vector) => ({ whole: storedVector(vector, embedder.model), passages: [] }));
+  return vectors.map((vector) => storedVector(vector, embedder.model));
 }

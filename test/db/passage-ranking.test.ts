@@ -43,6 +43,22 @@ const wholeNear: MemoryVectors = { whole: unit([0.8, 0.6, 0, 0]), passages: [] }
 const paragraph: MemoryVectors = { whole: unit([0.6, 0, 1, 0]), passages: [unit([0, 0, 1, 0]), unit([1, 0, 0.05, 0])] };
 const unrelated: MemoryVectors = { whole: unit([0, 0, 0, 1]), passages: [] };
 
+/** An embedder that records every text it is given (in order) and answers each with a vector of its own. */
+function recordingEmbedder(): { embedder: EmbeddingProvider; embedded: string[] } {
+  const embedded: string[] = [];
+  const embedder: EmbeddingProvider = {
+    model: MODEL,
+    dimensions: DIMS,
+    embed: async (texts) => {
+      embedded.push(...texts);
+      return texts.map((_, index) => unit([index + 1, 1, 0, 0]).values as number[]);
+    },
+    ready: async () => {},
+    close: async () => {},
+  };
+  return { embedder, embedded };
+}
+
 describe.each(engines)('passages in the vector ranking on %s', (engine) => {
   let db: DatabaseHandle;
   const subject = 'passage-subject';
@@ -104,17 +120,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
 
   it('has import store a memory’s passages, and a tombstone only its whole text’s vector', async () => {
     const importer = 'passage-importer';
-    const embedded: string[] = [];
-    const embedder: EmbeddingProvider = {
-      model: MODEL,
-      dimensions: DIMS,
-      embed: async (texts) => {
-        embedded.push(...texts);
-        return texts.map(() => unit([1, 1, 0, 0]).values as number[]);
-      },
-      ready: async () => {},
-      close: async () => {},
-    };
+    const { embedder, embedded } = recordingEmbedder();
     const when = new Date('2026-01-02T03:04:05Z');
     async function* items(): AsyncGenerator<ImportItem> {
       yield { kind: 'memory', source: { line: 1 }, memory: newMemory('Imported first. Imported second.'), timestamps: undefined, formerId: undefined };
@@ -139,17 +145,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
       await sql`update memories set passage_embeddings = null where id = ${id}`.execute(trx);
       return id;
     });
-    const embedded: string[] = [];
-    const embedder: EmbeddingProvider = {
-      model: MODEL,
-      dimensions: DIMS,
-      embed: async (texts) => {
-        embedded.push(...texts);
-        return texts.map((_, index) => unit([index + 1, 1, 0, 0]).values as number[]);
-      },
-      ready: async () => {},
-      close: async () => {},
-    };
+    const { embedder, embedded } = recordingEmbedder();
     expect(await db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'memories', MODEL))).toBe(1);
     await reembedAll(db, embedder, 16, () => {});
     expect(embedded).toEqual(['Stored long ago. Before passages existed.', 'Stored long ago.', 'Before passages existed.']);

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { embedByLength } from '../../src/embeddings/local-model.js';
 
-/** A stand-in for the model: records each call's texts and answers each text with [its length, its code sum]. */
+/** A text's stand-in vector: [its length, the sum of its character codes]. */
+const vectorOf = (text: string): number[] => [text.length, [...text].reduce((sum, char) => sum + char.charCodeAt(0), 0)];
+
+/** A stand-in for the model: records each call's texts and answers each text with vectorOf. */
 function recordingModel() {
   const calls: string[][] = [];
   const embed = async (texts: string[]): Promise<number[][]> => {
     calls.push(texts);
-    return texts.map((text) => [text.length, [...text].reduce((sum, char) => sum + char.charCodeAt(0), 0)]);
+    return texts.map(vectorOf);
   };
   return { calls, embed };
 }
-const vectorOf = (text: string): number[] => [text.length, [...text].reduce((sum, char) => sum + char.charCodeAt(0), 0)];
 
 describe('embedByLength (the local model is called with texts of similar length)', () => {
   const whole =
