@@ -14,11 +14,12 @@ import { join } from 'node:path';
 import type { RecallStrategy } from '../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 import { seed } from './lib/dev-set.js';
+import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
 import { componentRanking, openQualityService, RecallTally } from './lib/quality.js';
 
 const args = process.argv.slice(2);
 const dataArg = args.indexOf('--data');
-const DATA = dataArg >= 0 ? args[dataArg + 1]! : new URL('../../shared/data/locomo10.json', import.meta.url).pathname;
+const DATA = dataArg >= 0 ? args[dataArg + 1]! : LOCOMO_DATA;
 const fresh = args.includes('--fresh');
 const sets = (['turns', 'observations'] as const).filter((set) => args.includes(set));
 if (sets.length === 0) sets.push('turns', 'observations');
@@ -26,12 +27,6 @@ const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !==
 const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 const STRATEGIES: [string, RecallStrategy][] = [['vector only', 'vector'], ['full-text only', 'text'], ['hybrid (served)', 'hybrid']];
 
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
 interface Sample {
   sample_id: string;
   conversation: Record<string, unknown>;
@@ -51,16 +46,9 @@ const diaIds = (values: readonly string[]) => [...new Set(values.flatMap((value)
 
 function itemsOf(sample: Sample, set: 'turns' | 'observations'): Item[] {
   if (set === 'turns') {
-    return Object.keys(sample.conversation)
-      .filter((key) => /^session_\d+$/.test(key))
-      .flatMap((session) =>
-        (sample.conversation[session] as Turn[]).map((turn) => ({
-          key: turn.dia_id,
-          text: `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo of ${turn.blip_caption}]` : ''}`,
-          tags: [session.replace('_', '-')],
-          diaIds: [turn.dia_id],
-        })),
-      );
+    return sessionsOf(sample.conversation).flatMap(({ session, turns }) =>
+      turns.map((turn) => ({ key: turn.dia_id, text: turnText(turn), tags: [session.replace('_', '-')], diaIds: [turn.dia_id] })),
+    );
   }
   return Object.entries(sample.observation).flatMap(([session, speakers]) =>
     Object.values(speakers).flatMap((facts) =>

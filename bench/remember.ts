@@ -8,6 +8,7 @@
 // sentences, so each is also embedded sentence by sentence: src/memory/passages.ts), as the issue's 19/s was measured.
 import { readFileSync } from 'node:fs';
 import { benchEngines } from './lib/bench-server.js';
+import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { startServerChild } from './lib/server-child.js';
 import { formatRow } from './lib/stats.js';
@@ -22,13 +23,8 @@ const factFor = (run: string, index: number) =>
 
 /** Every turn of LoCoMo's conversations, in order, as bench/recall-quality.ts remembers them. */
 function locomoTurns(): string[] {
-  type Turn = { speaker: string; text: string; blip_caption?: string };
-  const samples = JSON.parse(readFileSync(new URL('../../shared/data/locomo10.json', import.meta.url), 'utf8')) as { conversation: Record<string, unknown> }[];
-  return samples.flatMap((sample) =>
-    Object.keys(sample.conversation)
-      .filter((key) => /^session_\d+$/.test(key))
-      .flatMap((session) => (sample.conversation[session] as Turn[]).map((turn) => `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo of ${turn.blip_caption}]` : ''}`)),
-  );
+  const samples = JSON.parse(readFileSync(LOCOMO_DATA, 'utf8')) as { conversation: Record<string, unknown> }[];
+  return samples.flatMap((sample) => sessionsOf(sample.conversation).flatMap(({ turns }) => turns.map(turnText)));
 }
 const CONCURRENCY = [1, 8, 32];
 
