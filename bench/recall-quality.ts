@@ -62,11 +62,12 @@ function itemsOf(sample: Sample, set: 'turns' | 'observations'): Item[] {
   );
 }
 
-/** What the stored rows depend on: the schema's migrations, the model and this recipe. */
+/** What the stored rows depend on: the schema's migrations, the model, how a text's vectors are made, and this recipe. */
 function storageVersion(model: string, set: string): string {
   const hash = createHash('sha256').update(`${model}|${set}|${DATA}|v1`);
   const migrations = new URL('../src/db/migrations/', import.meta.url).pathname;
   for (const file of readdirSync(migrations).sort()) hash.update(readFileSync(join(migrations, file)));
+  hash.update(readFileSync(new URL('../src/memory/passages.ts', import.meta.url)));
   return hash.digest('hex').slice(0, 12);
 }
 

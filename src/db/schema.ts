@@ -24,7 +24,7 @@ export interface MemoriesTable {
   embedding: Vector;
   embedding_model: string;
   embedding_dimensions: number;
-  /** One vector per passage of a text of several (migration 0013); empty for one passage, null before it was split. */
+  /** One vector per passage of a text of several (migration 0013); empty for one passage, null until it is split (again, after 0014). */
   passage_embeddings: ColumnType<string | null, RawBuilder<string> | undefined, RawBuilder<string>>;
   search_vector: ColumnType<string, never, never>;
   created_at: ColumnType<Date, Date | string | undefined, never>;

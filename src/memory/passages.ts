@@ -1,4 +1,4 @@
-import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
+import { storedVector, type MemoryVectors } from '../db/pgvector.js';
 import { embeddingError } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 
@@ -50,23 +50,37 @@ function groupInOrder(items: readonly string[], most: number): string[] {
 /**
  * Each text's vectors, whole and passages, from one call to the provider (so a batch of texts and their
  * passages is one batch): `key` is the provider's fairness key (the subject), when there is one.
+ *
+ * A text of several passages is embedded passage by passage only, and its whole vector is the mean of theirs:
+ * the model's own vector for the paragraph costs about as much again as all its sentences together, and it ranked
+ * LoCoMo's turns worse than the mean does (bench/README, "Passages"). Every whole vector, a memory's or a
+ * tombstone's, is made this way, so that the same text always gets the same vector.
  */
 export async function embedMemoryTexts(embedder: EmbeddingProvider, texts: readonly string[], key?: string): Promise<MemoryVectors[]> {
   const passages = texts.map(passagesOf);
-  const vectors = await embedStored(embedder, texts.flatMap((text, index) => [text, ...passages[index]!]), key);
+  const embedded = passages.flatMap((pieces, index) => (pieces.length === 0 ? [texts[index]!] : pieces));
+  const vectors = await embedder.embed(embedded, key === undefined ? {} : { key });
+  if (vectors.length !== embedded.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${embedded.length} texts`);
   let next = 0;
-  const take = () => vectors[next++]!;
-  return passages.map((pieces) => ({ whole: take(), passages: pieces.map(take) }));
+  return passages.map((pieces) => {
+    if (pieces.length === 0) return { whole: storedVector(vectors[next++]!, embedder.model), passages: [] };
+    const own = vectors.slice(next, (next += pieces.length));
+    return { whole: storedVector(meanDirection(own), embedder.model), passages: own.map((vector) => storedVector(vector, embedder.model)) };
+  });
 }
 
 /** A tombstone's vectors: its whole text's only (a tombstone is never recalled, only compared with a text remembered). */
 export async function embedTombstoneTexts(embedder: EmbeddingProvider, texts: readonly string[], key?: string): Promise<MemoryVectors[]> {
-  return (await embedStored(embedder, texts, key)).map((whole) => ({ whole, passages: [] }));
+  return (await embedMemoryTexts(embedder, texts, key)).map(({ whole }) => ({ whole, passages: [] }));
 }
 
-/** One provider call for `texts`, a stored vector for each (the count checked). */
-async function embedStored(embedder: EmbeddingProvider, texts: readonly string[], key: string | undefined): Promise<StoredVector[]> {
-  const vectors = await embedder.embed(texts, key === undefined ? {} : { key });
-  if (vectors.length !== texts.length) throw embeddingError(`the embedding provider returned ${vectors.length} vectors for ${texts.length} texts`);
-  return vectors.map((vector) => storedVector(vector, embedder.model));
+/** The unit vector along the mean of the vectors' directions (each scaled to length 1 first). */
+function meanDirection(vectors: readonly (readonly number[])[]): number[] {
+  const sum = new Array<number>(vectors[0]!.length).fill(0);
+  for (const vector of vectors) {
+    const length = Math.hypot(...vector) || 1;
+    vector.forEach((value, index) => (sum[index]! += value / length));
+  }
+  const length = Math.hypot(...sum) || 1;
+  return sum.map((value) => value / length);
 }

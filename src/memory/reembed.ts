@@ -10,8 +10,8 @@ export interface ReembedProgress {
 }
 
 /**
- * Re-embeds every memory and tombstone whose vector came from another model, and every memory never split into
- * passages (stored before they were: embedMemoryTexts), in batches; each batch is
+ * Re-embeds every memory and tombstone whose vector came from another model, and every memory not split into
+ * passages (stored before they were, or split before migration 0014: embedMemoryTexts), in batches; each batch is
  * one transaction, so an interruption leaves a consistent mix that a second run finishes.
  */
 export async function reembedAll(

@@ -1,11 +1,13 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from '../../src/db/pglite-dialect.js';
 import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import type { Database } from '../../src/db/schema.js';
 import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
+import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
 import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
 import { textRanking } from '../../src/db/memories/text-ranking.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
@@ -13,10 +15,12 @@ import { sharedPGlite } from '../helpers/shared.js';
 
 /**
  * A database holding memories written before migrations 0004 (memory_terms) and 0005 (subject_stats) must keep
- * them searchable by text after the upgrade: the migrations index and count the existing rows, per subject.
+ * them searchable by text after the upgrade: the migrations index and count the existing rows, per subject. And a
+ * memory split into passages before 0014 took the model's paragraph vector as its whole one: reembed must redo it.
  */
 describe.each(engines)('upgrading a database with memories on %s', (engine) => {
-  it('indexes and counts the existing memories, so full-text recall still finds them', async () => {
+  /** A fresh schema migrated as far as `until`, for `body`; dropped afterwards. */
+  async function inSchemaMigratedTo(until: string, body: (db: Kysely<Database>, schema: string, pglite: PGlite | undefined) => Promise<void>): Promise<void> {
     const schema = uniqueSchema();
     const pglite = engine === 'pglite' ? await sharedPGlite() : undefined;
     if (pglite !== undefined) await pglite.exec(`create schema "${schema}"; set search_path to "${schema}", public`);
@@ -24,8 +28,16 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
     const db = new Kysely<Database>({ dialect: pool !== undefined ? new PostgresDialect({ pool }) : new PGliteDialect(pglite!) });
     try {
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
-      const before = await createMigrator(db, schema).migrateTo('0003_inline_vectors');
-      expect(before.error).toBeUndefined();
+      expect((await createMigrator(db, schema).migrateTo(until)).error).toBeUndefined();
+      await body(db, schema, pglite);
+    } finally {
+      if (pool !== undefined) await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+      if (pool !== undefined) await db.destroy();
+    }
+  }
+
+  it('indexes and counts the existing memories, so full-text recall still finds them', async () => {
+    await inSchemaMigratedTo('0003_inline_vectors', async (db, schema, pglite) => {
       const inserted = await db.transaction().execute(async (trx) => {
         await sql`select set_config('memory_service.subject', '*', true)`.execute(trx);
         const { rows } = await sql<{ id: string; subject: string }>`
@@ -70,9 +82,34 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       } finally {
         await handle.close();
       }
-    } finally {
-      if (pool !== undefined) await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
-      if (pool !== undefined) await db.destroy();
-    }
+    });
+  });
+
+  it('marks the memories split into passages before 0014 as not split, so that reembed makes their whole vector anew', async () => {
+    await inSchemaMigratedTo('0013_passage_vectors', async (db, schema) => {
+      await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        await sql`
+          insert into memories (subject, text, embedding, embedding_model, embedding_dimensions, passage_embeddings)
+          values ('alice', 'One sentence.', '[1,0,0]', 'm', 3, '{}'),
+                 ('alice', 'Two sentences. Split before.', '[0,1,0]', 'm', 3, array['[0,1,0]', '[0,0,1]']::vector[]),
+                 ('bob', 'Never split. Written before 0013.', '[0,0,1]', 'm', 3, null)`.execute(trx);
+      });
+      expect((await migrateToLatest(db, schema)).error).toBeUndefined();
+      const rows = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        return (await sql<{ text: string; passages: number | null }>`select text, cardinality(passage_embeddings) as passages from memories order by id`.execute(trx)).rows;
+      });
+      expect(rows.map((row) => [row.text, row.passages === null ? null : Number(row.passages)])).toEqual([
+        ['One sentence.', 0],
+        ['Two sentences. Split before.', null],
+        ['Never split. Written before 0013.', null],
+      ]);
+      const stale = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        return countStaleEmbeddings(trx, 'memories', 'm');
+      });
+      expect(stale).toBe(2);
+    });
   });
 });

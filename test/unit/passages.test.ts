@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { embedMemoryTexts, MAX_PASSAGES, passagesOf } from '../../src/memory/passages.js';
+import { embedMemoryTexts, embedTombstoneTexts, MAX_PASSAGES, passagesOf } from '../../src/memory/passages.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 
 describe('passagesOf', () => {
@@ -35,22 +35,38 @@ describe('passagesOf', () => {
 });
 
 describe('embedMemoryTexts', () => {
-  it('embeds every text with its passages in one call and hands each text its own vectors', async () => {
-    const calls: string[][] = [];
-    const embedder: EmbeddingProvider = {
-      model: 'm',
-      dimensions: 2,
-      embed: async (texts) => {
-        calls.push([...texts]);
-        return texts.map((text) => [text.length, 1]);
-      },
-      ready: async () => {},
-      close: async () => {},
-    };
+  const calls: string[][] = [];
+  const embedder: EmbeddingProvider = {
+    model: 'm',
+    dimensions: 2,
+    embed: async (texts) => {
+      calls.push([...texts]);
+      return texts.map((text) => [text.length, 1]);
+    },
+    ready: async () => {},
+    close: async () => {},
+  };
+  const unit = (vector: readonly number[]) => vector.map((value) => value / Math.hypot(...vector));
+
+  it('embeds a text of one passage whole, and one of several by its passages only, in one call', async () => {
+    calls.length = 0;
     const [one, two] = await embedMemoryTexts(embedder, ['Short.', 'First part. Second, longer part.'], 'alice');
-    expect(calls).toEqual([['Short.', 'First part. Second, longer part.', 'First part.', 'Second, longer part.']]);
+    expect(calls).toEqual([['Short.', 'First part.', 'Second, longer part.']]);
     expect(one).toEqual({ whole: expect.objectContaining({ values: [6, 1], model: 'm' }), passages: [] });
-    expect(two!.whole.values).toEqual([32, 1]);
     expect(two!.passages.map((passage) => passage.values)).toEqual([[11, 1], [20, 1]]);
+    // The whole vector: the mean of the passages' directions, as a unit vector.
+    const [first, second] = [unit([11, 1]), unit([20, 1])];
+    const expected = unit([first[0]! + second[0]!, first[1]! + second[1]!]);
+    expect(two!.whole.values[0]).toBeCloseTo(expected[0]!, 12);
+    expect(two!.whole.values[1]).toBeCloseTo(expected[1]!, 12);
+    expect(two!.whole.model).toBe('m');
+  });
+
+  it('gives a tombstone the whole vector a memory of the same text gets, and no passages', async () => {
+    const texts = ['Short.', 'First part. Second, longer part.'];
+    const memories = await embedMemoryTexts(embedder, texts);
+    const tombstones = await embedTombstoneTexts(embedder, texts);
+    expect(tombstones.map((vectors) => vectors.whole)).toEqual(memories.map((vectors) => vectors.whole));
+    expect(tombstones.every((vectors) => vectors.passages.length === 0)).toBe(true);
   });
 });

@@ -6,8 +6,9 @@ import type { DbTransaction } from '../schema.js';
 export type EmbeddedTable = 'memories' | 'tombstones';
 
 /**
- * A row is stale when its vector came from another model, or (memories) when its text was never split into
- * passages: rows written before migration 0013.
+ * A row is stale when its vector came from another model, or (memories) when its text is not split into
+ * passages: rows written before migration 0013, and rows of several passages split before 0014 (whose whole
+ * vector was the model's for the paragraph, not the mean of their passages').
  */
 function stale(table: EmbeddedTable, model: string): RawBuilder<boolean> {
   return table === 'memories' ? sql<boolean>`(embedding_model <> ${model} or passage_embeddings is null)` : sql<boolean>`embedding_model <> ${model}`;
