@@ -3,7 +3,7 @@ import { insertMemory } from '../db/memories/memories.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
-import type { MemoryVectors, storedVector } from '../db/pgvector.js';
+import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { isServiceError } from '../errors.js';
@@ -226,6 +226,7 @@ async function mappedId(trx: DbTransaction, ids: Map<number, number>, former: nu
   return id;
 }
 
-function vectorFields(vector: ReturnType<typeof storedVector>) {
-  return { embedding: vector.literal, embeddingModel: vector.model, embeddingDimensions: vector.dimensions };
+/** A tombstone's vector fields, as a removed memory's read back (pgvector's text form). */
+function vectorFields(vector: StoredVector) {
+  return { embedding: toVectorLiteral(vector.values), embeddingModel: vector.model, embeddingDimensions: vector.dimensions };
 }

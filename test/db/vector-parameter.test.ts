@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
-import { storedVector, vectorParameter } from '../../src/db/pgvector.js';
+import { realArray, storedVector, toVectorLiteral, vectorParameter } from '../../src/db/pgvector.js';
 import { engines } from '../helpers/engines.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { closeTestDatabase, openTestDatabase, sharedPGlite } from '../helpers/shared.js';
 
 /**
- * A query vector travels as a real[] parameter (vectorParameter), which PGlite sends in binary (pglite-open.ts):
- * the database must read exactly the vector that pgvector's text form gives.
+ * A vector travels as a real[] parameter in binary (vectorParameter, realArray) on both engines: the database must
+ * read exactly the vector that pgvector's text form gives.
  */
 describe.each(engines)('the query vector as a parameter on %s', (engine) => {
   let db: DatabaseHandle;
@@ -31,7 +31,7 @@ describe.each(engines)('the query vector as a parameter on %s', (engine) => {
       for (const values of vectors) {
         const vector = storedVector(values, 'm');
         const { rows } = await sql<{ same: boolean; dims: number }>`
-          select ${vectorParameter(vector)} = ${vector.literal}::vector as same,
+          select ${vectorParameter(vector)} = ${toVectorLiteral(values)}::vector as same,
                  vector_dims(${vectorParameter(vector, 512)}) as dims`.execute(trx);
         expect(rows[0]!.dims).toBe(512);
         if (!rows[0]!.same) count += 1;
@@ -41,11 +41,16 @@ describe.each(engines)('the query vector as a parameter on %s', (engine) => {
     expect(mismatched).toBe(0);
   });
 
-  it.runIf(engine === 'pglite')('refuses a real[] parameter that is not an array of numbers, saying so', async () => {
+  it('reads a real[] parameter in binary, element by element', async () => {
+    const { rows } = await db.withSubject('anyone', 'summing', (trx) =>
+      sql<{ total: number; count: number }>`select sum(x)::float8 as total, count(*)::int as count from unnest(${realArray([1.5, 2.25, -1])}::real[]) as x`.execute(trx),
+    );
+    expect(rows[0]).toEqual({ total: 2.75, count: 3 });
+  });
+
+  it.runIf(engine === 'pglite')('refuses a real[] parameter that is not in binary form, saying so', async () => {
     const pglite = await sharedPGlite();
     const { PGLITE_QUERY_OPTIONS } = await import('../../src/db/pglite-open.js');
-    await expect(pglite.query('select $1::real[]', [['1', '2']], PGLITE_QUERY_OPTIONS)).rejects.toThrow('a real[] parameter must be an array of numbers');
-    const { rows } = await pglite.query<{ total: number }>('select (select sum(x) from unnest($1::real[]) as x)::float8 as total', [[1.5, 2.25, -1]], PGLITE_QUERY_OPTIONS);
-    expect(rows[0]!.total).toBe(2.75);
+    await expect(pglite.query('select $1::real[]', [[1, 2]], PGLITE_QUERY_OPTIONS)).rejects.toThrow('a real[] parameter must be in binary form');
   });
 });
