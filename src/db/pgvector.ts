@@ -74,10 +74,12 @@ export function createVectorIndexStatement(dimensions: number): string {
 
 /**
  * `vector` as a statement's parameter: a real[] in binary (realArray) that the database casts to a vector. Each
- * use is a parameter of its own, so a statement uses it once and names what it computes from it (`as distance`), however often it needs that.
+ * use is a parameter of its own, so a statement uses it once and names what it computes from it (`as distance`),
+ * however often it needs that.
  */
 export function vectorParameter(vector: StoredVector, dimensions?: number): RawBuilder<string> {
-  return dimensions === undefined ? sql<string>`${realArray(vector.values)}::real[]::vector` : sql<string>`${realArray(vector.values)}::real[]::vector(${sql.raw(String(dimensions))})`;
+  const values = realArray(vector.values);
+  return dimensions === undefined ? sql<string>`${values}::real[]::vector` : sql<string>`${values}::real[]::vector(${sql.raw(String(dimensions))})`;
 }
 
 /** Cosine distance from the `embedding` column to `vector` (0 = same direction). */

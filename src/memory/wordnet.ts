@@ -103,7 +103,6 @@ const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
   adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
 };
 
-
 /** The dictionary forms of `word` as `part` (WordNet's "morphy": inflection rules, irregular verbs), cached. */
 function lemmasOf(word: string, part: PartOfSpeech): string[] {
   return cachedLemmas(`${part}:${word}`, () => findLemmas(word, part));
