@@ -27,13 +27,25 @@ export type EmbeddingSettings =
       readonly queueLimit: number;
     };
 
+/** What the provider is for: serving requests, or maintenance (`reembed`), which only embeds in bulk. */
+export type EmbeddingUse = 'serve' | 'maintenance';
+
 /**
  * Builds the configured provider. Nothing is loaded or contacted here: call `ready()` to load the local model
  * or probe the OpenAI-compatible server (and learn an unknown model's dimension).
  */
-export function createEmbeddingProvider(settings: EmbeddingSettings, logger?: Pick<Logger, 'debug'>): EmbeddingProvider {
+export function createEmbeddingProvider(settings: EmbeddingSettings, logger?: Pick<Logger, 'debug'>, use: EmbeddingUse = 'serve'): EmbeddingProvider {
   if (settings.provider === 'local') {
-    return createLocalProvider({ workers: settings.workers, ...(logger === undefined ? {} : { onDebug: (message: string) => logger.debug(message) }) });
+    return createLocalProvider({
+      workers: settings.workers,
+      bulkOnly: use === 'maintenance',
+      ...(logger === undefined ? {} : { onDebug: (message: string) => logger.debug(message) }),
+    });
   }
   return createOpenAIProvider(settings);
+}
+
+/** How many embed() calls of different keys the configured provider serves at once: its workers or its requests in flight. */
+export function embeddingParallelism(settings: EmbeddingSettings): number {
+  return settings.provider === 'local' ? settings.workers : settings.concurrency;
 }

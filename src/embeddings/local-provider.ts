@@ -28,6 +28,12 @@ export interface LocalProviderOptions {
    * others never do; the others take short texts first.
    */
   readonly workers?: number;
+  /**
+   * Every worker a bulk worker (default false): for maintenance such as `reembed`, which has no queries to keep
+   * moving and whose large batches should use every worker, at the lowered priority that leaves a server running
+   * beside it the CPU it wants.
+   */
+  readonly bulkOnly?: boolean;
   /** URL of the module whose `loadModel()` each worker calls (default: local-model; tests pass stand-ins). */
   readonly modelModule?: string;
   /** Most texts in one model call (default 32). */
@@ -86,7 +92,8 @@ interface Slot {
 export function createLocalProvider(options: LocalProviderOptions = {}): LocalEmbeddingProvider {
   const size = Math.max(1, options.workers ?? 1);
   // Slots are in this order: short workers first, so that short texts go to them before a bulk worker.
-  const roles: WorkerRole[] = Array.from({ length: size }, (_, index) => (size > 1 && index >= size - Math.floor(size / 2) ? 'bulk' : 'short'));
+  const bulkWorkers = options.bulkOnly === true ? size : size > 1 ? Math.floor(size / 2) : 0;
+  const roles: WorkerRole[] = Array.from({ length: size }, (_, index) => (index >= size - bulkWorkers ? 'bulk' : 'short'));
   // With one worker there is no other to keep short texts moving: it takes everything, at normal priority.
   const takesLarge = (role: WorkerRole): boolean => role === 'bulk' || size === 1;
   let toldPriority = false;

@@ -9,6 +9,7 @@ import { storedVector } from '../../src/db/pgvector.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import { MemoryService } from '../../src/memory/memory-service.js';
 import { TEST_DATABASE_URL, engines } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memories.js';
 import { closeTestDatabase, openTestDatabase, sharedPGlite } from '../helpers/shared.js';
 import { startTestServer } from '../helpers/test-server.js';
 
@@ -26,7 +27,6 @@ const oneVector: EmbeddingProvider = {
   ready: async () => undefined,
   close: async () => undefined,
 };
-const newMemory = (text: string) => ({ text, tags: [], importance: 0.5, sourceProvider: undefined, captureMode: undefined, sessionId: undefined, expiresAt: undefined, lastConfirmedAt: undefined });
 /** A text of about `facts` × 4 distinct lexemes. */
 const longText = (facts: number, seed = 0) =>
   Array.from({ length: facts }, (_, i) => `Fact ${seed}-${i}: the user visited place${seed}x${i} with friend${seed}y${i} in month${i % 12}.`).join(' ');

@@ -12,6 +12,7 @@ import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import { importItems } from '../../src/memory/import.js';
 import { reembedAll } from '../../src/memory/reembed.js';
 import type { ImportItem } from '../../src/memory/types.js';
+import { newMemory } from '../helpers/memories.js';
 import { engines } from '../helpers/engines.js';
 import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
@@ -25,16 +26,6 @@ const unit = (values: number[]) => {
   const norm = Math.hypot(...values);
   return storedVector(values.map((value) => value / norm), MODEL);
 };
-const newMemory = (text: string) => ({
-  text,
-  tags: [],
-  sourceProvider: undefined,
-  importance: 0.5,
-  captureMode: undefined,
-  sessionId: undefined,
-  expiresAt: undefined,
-  lastConfirmedAt: undefined,
-});
 
 const question = unit([1, 0, 0, 0]);
 /** A whole text leaning the question's way, of one passage: nearest by whole texts. */
@@ -148,7 +139,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
     });
     const { embedder, embedded } = recordingEmbedder();
     expect(await db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'memories', MODEL))).toBe(1);
-    await reembedAll(db, embedder, 16, () => {});
+    await reembedAll(db, embedder, { batchSize: 16, streams: 1 }, () => {});
     expect(embedded).toEqual(['Stored long ago.', 'Before passages existed.']);
     const row = await db.withSubject(subject, 'reading', (trx) =>
       sql<{ passages: number }>`select cardinality(passage_embeddings) as passages from memories where id = ${legacy}`.execute(trx),

@@ -72,13 +72,13 @@ describe.each(engines)('remember with OpenAI-compatible embeddings on %s', (engi
       const provider = createOpenAIProvider({ apiKey: 'sk-other', baseUrl: target.url, model: 'local-compatible-model', dimensions: 256 });
       await provider.ready();
       const progress: string[] = [];
-      const counts = await reembedAll(server.service.db, provider, 2, ({ table, done, total }) => progress.push(`${table} ${done}/${total}`));
+      const counts = await reembedAll(server.service.db, provider, { batchSize: 2, streams: 2 }, ({ table, done, total }) => progress.push(`${table} ${done}/${total}`));
       const stored = await count();
       expect(counts.memories).toBe(stored.length);
       expect(progress.at(-1)).toBe(`memories ${stored.length}/${stored.length}`);
       expect(stored.every((row) => row.embedding_model === 'openai:local-compatible-model' && row.embedding_dimensions === 256)).toBe(true);
       // A second run has nothing left to do.
-      expect(await reembedAll(server.service.db, provider, 2, () => undefined)).toEqual({ memories: 0, tombstones: 0 });
+      expect(await reembedAll(server.service.db, provider, { batchSize: 2, streams: 2 }, () => undefined)).toEqual({ memories: 0, tombstones: 0 });
     } finally {
       await target.close();
     }

@@ -3,8 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
 import { runCli } from '../helpers/cli.js';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 
@@ -162,6 +164,31 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
     const texts = (await exported('carol')).slice(1).map((memory) => memory.text);
     expect(new Set(texts).size).toBe(count);
     expect(texts).toHaveLength(count);
+  });
+
+  it('reembed redoes the memories marked stale, then finds nothing left', async () => {
+    // The CLI processes have ended, so this process may open the database itself (PGlite: the data folder's lock).
+    const db = await openDatabase({
+      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+      dataDir: join(dir, 'data', 'pglite'),
+      schema: engine === 'postgres' ? schema : 'public',
+      embeddingDimensions: 512,
+    });
+    let marked: number;
+    try {
+      // As migration 0014 marks memories split before it.
+      const result = await db.withAllSubjects('marking', (trx) => sql`update memories set passage_embeddings = null`.execute(trx));
+      marked = Number(result.numAffectedRows);
+    } finally {
+      await db.close();
+    }
+    expect(marked).toBeGreaterThan(200);
+    const first = await cli(['reembed', '--batch-size', '16']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe(`Re-embedded ${marked} memories and 0 tombstones with local:universal-sentence-encoder-lite.\n`);
+    expect(first.stderr).toContain(`re-embedded ${marked}/${marked} memories`);
+    const second = await cli(['reembed']);
+    expect(second.stdout).toBe('Re-embedded 0 memories and 0 tombstones with local:universal-sentence-encoder-lite.\n');
   });
 
   it('refuses bad usage with exit code 2, changing nothing', async () => {

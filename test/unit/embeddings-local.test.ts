@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalProvider, type LocalEmbeddingProvider, type LocalProviderOptions } from '../../src/embeddings/local-provider.js';
-import { createEmbeddingProvider } from '../../src/embeddings/create-provider.js';
+import { createEmbeddingProvider, embeddingParallelism } from '../../src/embeddings/create-provider.js';
 
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((s, v, i) => s + v * b[i]!, 0);
 const norm = (a: readonly number[]): number => Math.sqrt(dot(a, a));
@@ -246,6 +246,17 @@ describe('local provider (stand-in model in its worker threads)', () => {
     expect([thread(await d), thread(e)]).toEqual([short, bulk]);
   });
 
+  it.runIf(onLinux)('with bulkOnly (maintenance), runs long texts of two keys on both workers at once, both at lower priority', async () => {
+    const provider = make('thread', { workers: 2, bulkOnly: true });
+    await provider.ready();
+    const workers = provider.stats().workers;
+    expect(workers.map((worker) => worker.role)).toEqual(['bulk', 'bulk']);
+    for (const worker of workers) expect(niceOf(worker.thread!)).toBe(Math.min(19, getPriority() + 10));
+    const thread = (vectors: number[][]): number => Math.round(vectors[0]![0]! / vectors[0]![1]!);
+    const [a, b] = await Promise.all([provider.embed([long(300, 'a')], { key: 'reembed:0' }), provider.embed([long(300, 'b')], { key: 'reembed:1' })]);
+    expect(new Set([thread(a), thread(b)])).toEqual(new Set(workers.map((worker) => worker.thread)));
+  });
+
   it('refuses work after close()', async () => {
     const provider = fake('ok');
     await provider.ready();
@@ -266,5 +277,10 @@ describe('createEmbeddingProvider', () => {
     const provider = createEmbeddingProvider({ provider: 'openai', model: 'text-embedding-3-small', dimensions: undefined, baseUrl: undefined, apiKey: 'sk-test', timeoutMs: 10_000, concurrency: 8, queueLimit: 64 });
     expect(provider.model).toBe('openai:text-embedding-3-small');
     expect(provider.dimensions).toBe(1536);
+  });
+
+  it('says how many calls of different keys each provider serves at once (reembed runs that many batches)', () => {
+    expect(embeddingParallelism({ provider: 'local', workers: 3 })).toBe(3);
+    expect(embeddingParallelism({ provider: 'openai', model: 'm', dimensions: 8, baseUrl: undefined, apiKey: 'sk-test', timeoutMs: 1_000, concurrency: 5, queueLimit: 64 })).toBe(5);
   });
 });

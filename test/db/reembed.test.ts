@@ -1,0 +1,96 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertMemory } from '../../src/db/memories/memories.js';
+import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
+import { storedVector } from '../../src/db/pgvector.js';
+import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
+import { reembedAll } from '../../src/memory/reembed.js';
+import { newMemory } from '../helpers/memories.js';
+import { engines } from '../helpers/engines.js';
+import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
+
+/** `reembed` embeds several batches at once (one per worker of the provider), each under a key of its own. */
+const DIMS = 3;
+const OLD_MODEL = 'old-model';
+const NEW_MODEL = 'new-model';
+const TEXTS = ['First fact.', 'Second fact.', 'Third fact.', 'Fourth fact.', 'Fifth fact.', 'Sixth fact.'];
+
+/**
+ * An embedder that holds each call until `together` calls are in flight (or 1 s passes), and records the keys and
+ * texts it was given and the most calls it held at once. A text in `failOn` makes its call fail.
+ */
+function gatedEmbedder(together: number, failOn: ReadonlySet<string> = new Set()) {
+  const seen = { keys: new Set<string>(), texts: [] as string[], mostAtOnce: 0 };
+  let inFlight = 0;
+  let waiting: (() => void)[] = [];
+  const embedder: EmbeddingProvider = {
+    model: NEW_MODEL,
+    dimensions: DIMS,
+    async embed(texts, options = {}) {
+      seen.keys.add(options.key ?? '');
+      seen.texts.push(...texts);
+      inFlight += 1;
+      seen.mostAtOnce = Math.max(seen.mostAtOnce, inFlight);
+      if (inFlight >= together) {
+        for (const release of waiting) release();
+        waiting = [];
+      } else {
+        await new Promise<void>((resolve) => {
+          waiting.push(resolve);
+          setTimeout(resolve, 1_000);
+        });
+      }
+      inFlight -= 1;
+      if (texts.some((text) => failOn.has(text))) throw new Error('the model failed');
+      return texts.map(() => [0, 0.6, 0.8]);
+    },
+    ready: async () => {},
+    close: async () => {},
+  };
+  return { embedder, seen };
+}
+
+describe.each(engines)('reembed on %s', (engine) => {
+  let db: DatabaseHandle;
+  const subject = 'reembed-subject';
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine, { embeddingDimensions: DIMS });
+  }, 120_000);
+  afterAll(() => closeTestDatabase(db));
+
+  const storeStale = () =>
+    db.withSubject(subject, 'inserting', async (trx) => {
+      await sql`delete from memories`.execute(trx);
+      for (const text of TEXTS) await insertMemory(trx, subject, newMemory(text), { whole: storedVector([1, 0, 0], OLD_MODEL), passages: [] });
+    });
+  const stale = () => db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'memories', NEW_MODEL));
+
+  it('embeds `streams` batches at once, each under its own key, and every stale memory exactly once', async () => {
+    await storeStale();
+    const { embedder, seen } = gatedEmbedder(2);
+    const counts = await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {});
+    expect(counts).toEqual({ memories: TEXTS.length, tombstones: 0 });
+    expect(seen.mostAtOnce).toBe(2);
+    expect([...seen.keys].sort()).toEqual(['reembed:0', 'reembed:1']);
+    expect([...seen.texts].sort()).toEqual([...TEXTS].sort());
+    expect(await stale()).toBe(0);
+    const rows = await db.withSubject(subject, 'reading', (trx) => sql<{ embedding_model: string }>`select embedding_model from memories`.execute(trx));
+    expect(rows.rows.map((row) => row.embedding_model)).toEqual(TEXTS.map(() => NEW_MODEL));
+  });
+
+  it('stops when a batch fails, keeps what the others wrote, and a second run finishes the rest', async () => {
+    await storeStale();
+    const failing = gatedEmbedder(2, new Set(['Third fact.']));
+    await expect(reembedAll(db, failing.embedder, { batchSize: 2, streams: 2 }, () => {})).rejects.toThrow('the model failed');
+    // The failed batch wrote nothing; the streams stopped after their current batch.
+    const left = await stale();
+    expect(left).toBeGreaterThanOrEqual(2);
+    expect(left).toBeLessThan(TEXTS.length);
+    const { embedder, seen } = gatedEmbedder(1);
+    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {})).toEqual({ memories: left, tombstones: 0 });
+    expect(seen.texts).toContain('Third fact.');
+    expect(await stale()).toBe(0);
+  });
+});
