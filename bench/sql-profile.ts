@@ -30,8 +30,10 @@ const clientQuery = pg.Client.prototype.query as (this: pg.Client, config: Query
   // Other call shapes (the seeding's query(text, values)) pass through untouched.
   if (typeof config !== 'object' || typeof config.text !== 'string') return clientQuery.call(this, config, ...rest);
   const text = config.text.trim().replace(/\s+/g, ' ');
-  if (recorder.explain && /^(select|with|insert|update|delete)\b/i.test(text) && !/^select set_config/i.test(text)) {
-    const plan = await clientQuery.call(this, { ...config, text: `explain (analyze, buffers, costs off) ${config.text}` });
+  // A statement the service prepares starts with a comment (src/db/prepared.ts); its plan is asked unprepared.
+  const statement = text.replace(/^\/\*.*?\*\/\s*/, '');
+  if (recorder.explain && /^(select|with|insert|update|delete)\b/i.test(statement) && !/^select set_config/i.test(statement)) {
+    const plan = await clientQuery.call(this, { text: `explain (analyze, buffers, costs off) ${config.text}`, values: config.values ?? [] });
     const lines = plan.rows.map((row: Record<string, string>) => row['QUERY PLAN']!.replace(/'\[[-\d.e,]+\]'/g, "'[…]'"));
     recorder.plans.push(`-- ${text.slice(0, 160)}\n${lines.join('\n')}`);
   }
