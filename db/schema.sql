@@ -104,7 +104,8 @@ create table tombstones (
   replaced_by bigint,
   memory_created_at timestamp with time zone not null,
   tombstoned_at timestamp with time zone default now() not null,
-  note text
+  note text,
+  whole_from_passages boolean default false not null
 ) with (toast_tuple_target=8160);
   constraint tombstones_memory_id_key UNIQUE (memory_id);
   constraint tombstones_pkey PRIMARY KEY (id);

@@ -13,6 +13,7 @@ import * as termsWithoutForeignKey from './migrations/0011_terms_without_foreign
 import * as termsInSteps from './migrations/0012_terms_in_steps.js';
 import * as passageVectors from './migrations/0013_passage_vectors.js';
 import * as wholeFromPassages from './migrations/0014_whole_from_passages.js';
+import * as tombstoneWholeFromPassages from './migrations/0015_tombstone_whole_from_passages.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_terms_in_steps': termsInSteps,
   '0013_passage_vectors': passageVectors,
   '0014_whole_from_passages': wholeFromPassages,
+  '0015_tombstone_whole_from_passages': tombstoneWholeFromPassages,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

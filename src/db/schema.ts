@@ -45,6 +45,8 @@ export interface TombstonesTable {
   memory_created_at: ColumnType<Date, Date | string, never>;
   tombstoned_at: ColumnType<Date, Date | string | undefined, never>;
   note: ColumnType<string | null, string | null | undefined, never>;
+  /** Whether `embedding` is made as every vector is now, from the text's passages (migration 0015); reembed redoes the rest. */
+  whole_from_passages: boolean;
 }
 
 /** Written only by the memories_terms_sync trigger; read by the full-text ranking. */

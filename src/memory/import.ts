@@ -153,7 +153,7 @@ class ImportRun {
           await insertTombstone(
             trx,
             subject,
-            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), createdAt: tombstone.memoryCreatedAt },
+            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), wholeFromPassages: true, createdAt: tombstone.memoryCreatedAt },
             tombstone.reason,
             replacedBy,
             tombstone.note,

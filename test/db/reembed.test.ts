@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertMemory } from '../../src/db/memories/memories.js';
+import { deleteMemory, insertMemory } from '../../src/db/memories/memories.js';
 import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
+import { insertTombstone } from '../../src/db/memories/tombstones.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
@@ -92,5 +93,28 @@ describe.each(engines)('reembed on %s', (engine) => {
     expect(await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {})).toEqual({ memories: left, tombstones: 0 });
     expect(seen.texts).toContain('Third fact.');
     expect(await stale()).toBe(0);
+  });
+
+  it('marks the tombstone of a memory awaiting reembed as stale too, and reembed makes its vector anew', async () => {
+    const tombstones = await db.withSubject(subject, 'forgetting', async (trx) => {
+      await sql`delete from memories`.execute(trx);
+      await sql`delete from tombstones`.execute(trx);
+      const current = await insertMemory(trx, subject, newMemory('Split since 0014. Two passages.'), { whole: storedVector([1, 0, 0], NEW_MODEL), passages: [] });
+      const awaiting = await insertMemory(trx, subject, newMemory('Split before 0014. Its paragraph vector.'), { whole: storedVector([0, 1, 0], NEW_MODEL), passages: [] });
+      await sql`update memories set passage_embeddings = null where id = ${awaiting}`.execute(trx);
+      for (const id of [current, awaiting]) await insertTombstone(trx, subject, (await deleteMemory(trx, subject, id))!, 'forgotten', undefined, undefined);
+      return (await sql<{ text: string; whole_from_passages: boolean }>`select text, whole_from_passages from tombstones order by id`.execute(trx)).rows;
+    });
+    expect(tombstones).toEqual([
+      { text: 'Split since 0014. Two passages.', whole_from_passages: true },
+      { text: 'Split before 0014. Its paragraph vector.', whole_from_passages: false },
+    ]);
+    const staleTombstones = () => db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'tombstones', NEW_MODEL));
+    expect(await staleTombstones()).toBe(1);
+    const { embedder, seen } = gatedEmbedder(1);
+    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 1 }, () => {})).toEqual({ memories: 0, tombstones: 1 });
+    // By its passages, as a text remembered again is embedded.
+    expect(seen.texts).toEqual(['Split before 0014.', 'Its paragraph vector.']);
+    expect(await staleTombstones()).toBe(0);
   });
 });

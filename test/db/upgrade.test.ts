@@ -112,4 +112,21 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       expect(stale).toBe(2);
     });
   });
+
+  it('marks the tombstones written before 0015 as made from the paragraph, so that reembed makes their vector anew', async () => {
+    await inSchemaMigratedTo('0014_whole_from_passages', async (db, schema) => {
+      await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        await sql`
+          insert into tombstones (memory_id, subject, text, embedding, embedding_model, embedding_dimensions, reason, memory_created_at)
+          values (1, 'alice', 'Forgotten. Two sentences.', '[1,0,0]', 'm', 3, 'forgotten', now())`.execute(trx);
+      });
+      expect((await migrateToLatest(db, schema)).error).toBeUndefined();
+      const stale = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        return countStaleEmbeddings(trx, 'tombstones', 'm');
+      });
+      expect(stale).toBe(1);
+    });
+  });
 });

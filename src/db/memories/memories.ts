@@ -80,6 +80,8 @@ export async function deleteMemory(trx: DbTransaction, subject: string, memoryId
     .where('subject', '=', subject)
     .where('id', '=', memoryId)
     .returning(['id', 'text', 'tags', 'importance', 'embedding', 'embedding_model', 'embedding_dimensions', 'created_at'])
+    // NULL passages mark a memory whose whole vector awaits reembed (migrations 0013 and 0014).
+    .returning(sql<boolean>`passage_embeddings is not null`.as('whole_from_passages'))
     .executeTakeFirst();
   if (row === undefined) return undefined;
   return {
@@ -90,6 +92,7 @@ export async function deleteMemory(trx: DbTransaction, subject: string, memoryId
     embedding: row.embedding,
     embeddingModel: row.embedding_model,
     embeddingDimensions: row.embedding_dimensions,
+    wholeFromPassages: row.whole_from_passages,
     createdAt: row.created_at,
   };
 }

@@ -85,6 +85,8 @@ export interface RemovedMemory {
   readonly embedding: string;
   readonly embeddingModel: string;
   readonly embeddingDimensions: number;
+  /** Its whole vector was made from its passages (since 0014); false for a memory that awaits reembed. */
+  readonly wholeFromPassages: boolean;
   readonly createdAt: Date;
 }
 

@@ -6,12 +6,14 @@ import type { DbTransaction } from '../schema.js';
 export type EmbeddedTable = 'memories' | 'tombstones';
 
 /**
- * A row is stale when its vector came from another model, or (memories) when its text is not split into
- * passages: rows written before migration 0013, and rows of several passages split before 0014 (whose whole
- * vector was the model's for the paragraph, not the mean of their passages').
+ * A row is stale when its vector came from another model, or when its whole vector was not made from its
+ * passages: memories not split (written before migration 0013, or split before 0014, whose whole vector was the
+ * model's for the paragraph), tombstones written before 0015.
  */
 function stale(table: EmbeddedTable, model: string): RawBuilder<boolean> {
-  return table === 'memories' ? sql<boolean>`(embedding_model <> ${model} or passage_embeddings is null)` : sql<boolean>`embedding_model <> ${model}`;
+  return table === 'memories'
+    ? sql<boolean>`(embedding_model <> ${model} or passage_embeddings is null)`
+    : sql<boolean>`(embedding_model <> ${model} or not whole_from_passages)`;
 }
 
 export async function countStaleEmbeddings(trx: DbTransaction, table: EmbeddedTable, model: string): Promise<number> {
@@ -43,6 +45,6 @@ export async function updateEmbedding(trx: DbTransaction, table: EmbeddedTable, 
        set embedding = ${vectorParameter(whole)},
            embedding_model = ${whole.model},
            embedding_dimensions = ${whole.dimensions}
-           ${table === 'memories' ? sql`, passage_embeddings = ${passagesParameter(vectors)}` : sql``}
+           ${table === 'memories' ? sql`, passage_embeddings = ${passagesParameter(vectors)}` : sql`, whole_from_passages = true`}
      where id = ${id}`.execute(trx);
 }

@@ -26,6 +26,7 @@ export async function insertTombstone(
       embedding: removed.embedding,
       embedding_model: removed.embeddingModel,
       embedding_dimensions: removed.embeddingDimensions,
+      whole_from_passages: removed.wholeFromPassages,
       reason,
       replaced_by: replacedBy ?? null,
       memory_created_at: removed.createdAt,
