@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { benchEngines } from './lib/bench-server.js';
 import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
 import { callTool, runFor } from './lib/rpc-client.js';
-import { startServerChild } from './lib/server-child.js';
+import { build, startServerChild } from './lib/server-child.js';
 import { formatRow } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 15);
@@ -32,6 +32,7 @@ const CONCURRENCY = [1, 8, 32];
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 console.log(`remember benchmark: ${seconds} s per run, local embedding model, ${turns === undefined ? 'one-sentence facts' : `LoCoMo's ${turns.length} turns`}, node ${process.version}`);
+build(); // before the clock starts: the first server's cold start must not include compiling the service
 for (const engine of engines) {
   const schema = `bench_remember_${Date.now().toString(36)}`;
   const started = performance.now();
