@@ -17,8 +17,8 @@ export interface ReembedOptions {
 }
 
 /**
- * Re-embeds every memory and tombstone whose vector came from another model, and every memory not split into
- * passages (stored before they were, or split before migration 0014: embedMemoryTexts), in batches; each batch is
+ * Re-embeds every memory and tombstone the database holds stale (another model's vector, or a whole vector not
+ * made from the text's passages: db/memories/reembed.ts), as embedMemoryTexts makes them, in batches; each batch is
  * one transaction, so an interruption leaves a consistent mix that a second run finishes. `streams` batches are
  * embedded at once; batches are read one at a time, in id order, so no row is taken twice.
  */
