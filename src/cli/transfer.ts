@@ -1,6 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Config } from '../config/load-config.js';
+import { createEmbeddingProvider, embeddingParallelism } from '../embeddings/create-provider.js';
 import { MemoryService } from '../memory/memory-service.js';
 import type { ImportSummary } from '../memory/types.js';
 import { openStorage } from '../open-storage.js';
@@ -12,8 +13,15 @@ import { progressOutput } from './progress.js';
 /** Exit code of an import that finished but refused some lines (the rest is stored). */
 export const EXIT_SOME_REFUSED = 3;
 
-async function withService<T>(config: Config, work: (service: MemoryService) => Promise<T>): Promise<T> {
-  const storage = await openStorage(config);
+/**
+ * The service over the configured storage. An import embeds with every local worker as a bulk worker (it serves
+ * no requests; see createEmbeddingProvider); an export embeds nothing, so it does not load the model.
+ */
+async function withService<T>(config: Config, use: 'import' | 'export', work: (service: MemoryService) => Promise<T>): Promise<T> {
+  const storage = await openStorage(
+    config,
+    use === 'import' ? { embedder: createEmbeddingProvider(config.embedding, undefined, 'maintenance') } : { warmUp: false },
+  );
   try {
     return await work(new MemoryService({ db: storage.db, embedder: storage.embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold }));
   } finally {
@@ -25,7 +33,7 @@ async function withService<T>(config: Config, work: (service: MemoryService) => 
 export async function exportCommand(config: Config, options: { sub: string | undefined; args: readonly string[] }, io: CommandIO): Promise<number> {
   if (options.args.length > 0) throw new UsageError('export: takes no file; redirect standard output instead (export --sub S > file.jsonl)');
   const subject = subjectOption(options.sub, 'export');
-  return withService(config, async (service) => {
+  return withService(config, 'export', async (service) => {
     const counts = { memory: 0, tombstone: 0 };
     async function* counted() {
       for await (const record of service.exportRecords(subject)) {
@@ -63,12 +71,13 @@ export async function importCommand(
       throw new UsageError(`import: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
     }
   }
-  return withService(config, async (service) => {
+  return withService(config, 'import', async (service) => {
     const progress = progressOutput(io.stderr);
     const started = Date.now();
     const summary = await importFile(service, subject, file === '-' ? (io.stdin as AsyncIterable<Uint8Array>) : createReadStream(file), {
       maxTextChars: config.memory.maxTextChars,
       batchSize,
+      streams: embeddingParallelism(config.embedding),
       onProgress: ({ bytesRead, summary: sofar }) => {
         const seconds = (Date.now() - started) / 1000;
         const rate = seconds > 0 ? Math.round((sofar.memoriesImported + sofar.tombstonesImported) / seconds) : 0;

@@ -16,8 +16,13 @@ import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory,
 export const MAX_REPORTED_REFUSALS = 100;
 
 export interface ImportOptions {
-  /** Items embedded and stored together: one embedding call and one transaction each. */
+  /** Items embedded and stored together: one transaction each. */
   readonly batchSize: number;
+  /**
+   * Embedding calls a batch is split into, made at once, each under a fairness key of its own (default 1: one
+   * call under the subject's key, as a request's). The CLI, which serves no one else, uses every worker.
+   */
+  readonly streams?: number;
   /** Told the running totals after every batch. */
   readonly onBatch?: (summary: ImportSummary) => void;
 }
@@ -40,7 +45,7 @@ type Prepared =
  * same text and the same tags (as a set, normalised), a tombstone with the same text, reason and time. So
  * importing the same file twice stores it once, and an import that stopped half-way (a failure, or the process
  * killed) continues where it stopped when run again: duplicates are looked up before anything is embedded.
- * Each batch is embedded in one call and stored in one transaction, under the subject's write lock.
+ * Each batch is embedded (in `streams` calls at once) and stored in one transaction, under the subject's write lock.
  *
  * Tombstones keep pointing at the memory that replaced them: ids of the file (the exporting database's) are
  * mapped to this database's as memories are stored, and a tombstone gets a new id from the memories' sequence.
@@ -52,7 +57,7 @@ export async function importItems(
   items: AsyncIterable<ImportItem>,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const run = new ImportRun(db, embedder, subject);
+  const run = new ImportRun(db, embedder, subject, options.streams ?? 1);
   let batch: ImportItem[] = [];
   try {
     for await (const item of items) {
@@ -77,6 +82,8 @@ class ImportRun {
   readonly #db: DatabaseHandle;
   readonly #embedder: EmbeddingProvider;
   readonly #subject: string;
+  /** The fairness keys of a batch's embedding calls, made at once: the subject's alone, or one per stream. */
+  readonly #embeddingKeys: readonly string[];
   /** Ids of the exporting database → ids here, for the tombstones' replaced_by. */
   readonly #ids = new Map<number, number>();
   #memories = 0;
@@ -85,10 +92,18 @@ class ImportRun {
   #refused = 0;
   readonly #refusals: ImportRefusal[] = [];
 
-  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string) {
+  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number) {
     this.#db = db;
     this.#embedder = embedder;
     this.#subject = subject;
+    this.#embeddingKeys = streams <= 1 ? [subject] : Array.from({ length: streams }, (_, index) => `import:${index}`);
+  }
+
+  /** `embed` over consecutive parts of `texts`, one per embedding key, all at once; the results in the texts' order. */
+  async #inParts<T>(texts: readonly string[], embed: (part: string[], key: string) => Promise<T[]>): Promise<T[]> {
+    const size = Math.ceil(texts.length / this.#embeddingKeys.length);
+    const parts = this.#embeddingKeys.map((key, index) => ({ key, part: texts.slice(index * size, (index + 1) * size) })).filter(({ part }) => part.length > 0);
+    return (await Promise.all(parts.map(({ key, part }) => embed(part, key)))).flat();
   }
 
   summary(stoppedBy: ImportSummary['stoppedBy']): ImportSummary {
@@ -124,8 +139,8 @@ class ImportRun {
     // A memory's passages are embedded with it (for recall); a tombstone keeps its whole text's vector only.
     const freshMemories = fresh.filter((item) => item.kind === 'memory');
     const freshTombstones = fresh.filter((item) => item.kind === 'tombstone');
-    const memoryVectors = freshMemories.length === 0 ? [] : await embedMemoryTexts(this.#embedder, freshMemories.map(textOf), subject);
-    const tombstoneVectors = freshTombstones.length === 0 ? [] : await embedTombstoneTexts(this.#embedder, freshTombstones.map(textOf), subject);
+    const memoryVectors = await this.#inParts(freshMemories.map(textOf), (part, key) => embedMemoryTexts(this.#embedder, part, key));
+    const tombstoneVectors = await this.#inParts(freshTombstones.map(textOf), (part, key) => embedTombstoneTexts(this.#embedder, part, key));
     const vectorsOf = new Map<Prepared, MemoryVectors>([
       ...freshMemories.map((item, index) => [item, memoryVectors[index]!] as const),
       ...freshTombstones.map((item, index) => [item, tombstoneVectors[index]!] as const),

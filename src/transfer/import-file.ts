@@ -11,6 +11,8 @@ export interface ImportFileOptions {
   readonly maxTextChars: number;
   /** Items embedded and stored together. */
   readonly batchSize: number;
+  /** Embedding calls made at once for a batch (ImportOptions.streams). */
+  readonly streams?: number;
   /** Told after every batch how far the file has been read and what happened so far. */
   readonly onProgress?: (progress: { readonly bytesRead: number; readonly summary: ImportSummary }) => void;
 }
@@ -33,6 +35,7 @@ export async function importFile(
   }
   return service.import(subject, items(), {
     batchSize: options.batchSize,
+    ...(options.streams === undefined ? {} : { streams: options.streams }),
     onBatch: (summary) => options.onProgress?.({ bytesRead, summary }),
   });
 }

@@ -5,8 +5,8 @@ import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
 import { insertTombstone } from '../../src/db/memories/tombstones.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
-import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import { reembedAll } from '../../src/memory/reembed.js';
+import { gatedEmbedder } from '../helpers/gated-embedder.js';
 import { newMemory } from '../helpers/memories.js';
 import { engines } from '../helpers/engines.js';
 import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
@@ -16,41 +16,6 @@ const DIMS = 3;
 const OLD_MODEL = 'old-model';
 const NEW_MODEL = 'new-model';
 const TEXTS = ['First fact.', 'Second fact.', 'Third fact.', 'Fourth fact.', 'Fifth fact.', 'Sixth fact.'];
-
-/**
- * An embedder that holds each call until `together` calls are in flight (or 1 s passes), and records the keys and
- * texts it was given and the most calls it held at once. A text in `failOn` makes its call fail.
- */
-function gatedEmbedder(together: number, failOn: ReadonlySet<string> = new Set()) {
-  const seen = { keys: new Set<string>(), texts: [] as string[], mostAtOnce: 0 };
-  let inFlight = 0;
-  let waiting: (() => void)[] = [];
-  const embedder: EmbeddingProvider = {
-    model: NEW_MODEL,
-    dimensions: DIMS,
-    async embed(texts, options = {}) {
-      seen.keys.add(options.key ?? '');
-      seen.texts.push(...texts);
-      inFlight += 1;
-      seen.mostAtOnce = Math.max(seen.mostAtOnce, inFlight);
-      if (inFlight >= together) {
-        for (const release of waiting) release();
-        waiting = [];
-      } else {
-        await new Promise<void>((resolve) => {
-          waiting.push(resolve);
-          setTimeout(resolve, 1_000);
-        });
-      }
-      inFlight -= 1;
-      if (texts.some((text) => failOn.has(text))) throw new Error('the model failed');
-      return texts.map(() => [0, 0.6, 0.8]);
-    },
-    ready: async () => {},
-    close: async () => {},
-  };
-  return { embedder, seen };
-}
 
 describe.each(engines)('reembed on %s', (engine) => {
   let db: DatabaseHandle;
@@ -70,7 +35,7 @@ describe.each(engines)('reembed on %s', (engine) => {
 
   it('embeds `streams` batches at once, each under its own key, and every stale memory exactly once', async () => {
     await storeStale();
-    const { embedder, seen } = gatedEmbedder(2);
+    const { embedder, seen } = gatedEmbedder(NEW_MODEL, 2);
     const counts = await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {});
     expect(counts).toEqual({ memories: TEXTS.length, tombstones: 0 });
     expect(seen.mostAtOnce).toBe(2);
@@ -83,13 +48,13 @@ describe.each(engines)('reembed on %s', (engine) => {
 
   it('stops when a batch fails, keeps what the others wrote, and a second run finishes the rest', async () => {
     await storeStale();
-    const failing = gatedEmbedder(2, new Set(['Third fact.']));
+    const failing = gatedEmbedder(NEW_MODEL, 2, new Set(['Third fact.']));
     await expect(reembedAll(db, failing.embedder, { batchSize: 2, streams: 2 }, () => {})).rejects.toThrow('the model failed');
     // The failed batch wrote nothing; the streams stopped after their current batch.
     const left = await stale();
     expect(left).toBeGreaterThanOrEqual(2);
     expect(left).toBeLessThan(TEXTS.length);
-    const { embedder, seen } = gatedEmbedder(1);
+    const { embedder, seen } = gatedEmbedder(NEW_MODEL, 1);
     expect(await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {})).toEqual({ memories: left, tombstones: 0 });
     expect(seen.texts).toContain('Third fact.');
     expect(await stale()).toBe(0);
@@ -111,7 +76,7 @@ describe.each(engines)('reembed on %s', (engine) => {
     ]);
     const staleTombstones = () => db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'tombstones', NEW_MODEL));
     expect(await staleTombstones()).toBe(1);
-    const { embedder, seen } = gatedEmbedder(1);
+    const { embedder, seen } = gatedEmbedder(NEW_MODEL, 1);
     expect(await reembedAll(db, embedder, { batchSize: 2, streams: 1 }, () => {})).toEqual({ memories: 0, tombstones: 1 });
     // By its passages, as a text remembered again is embedded.
     expect(seen.texts).toEqual(['Split before 0014.', 'Its paragraph vector.']);
