@@ -8,8 +8,7 @@
 // the main thread, the others at its priority (short-text model workers, PGlite's own thread, V8 and libuv
 // helpers), and the lowered-priority ones (bulk model workers).
 // Run: npx tsx bench/fairness.ts [secondsPerPhase=60] [aPerSecond=12]
-import pg from 'pg';
-import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
+import { BENCH_DATABASE_URL, benchEngines, dropBenchSchema } from './lib/bench-server.js';
 import { callTool, postJson } from './lib/rpc-client.js';
 import { startServerChild } from './lib/server-child.js';
 import type { PhaseStats } from './lib/server-process.js';
@@ -130,11 +129,6 @@ for (const engine of benchEngines) {
 
   } finally {
     await server.close();
-    if (engine === 'postgres') {
-      const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
+    if (engine === 'postgres') await dropBenchSchema(schema);
   }
 }

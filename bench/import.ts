@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { BENCH_DATABASE_URL, benchEngines, type BenchEngine } from './lib/bench-server.js';
+import { BENCH_DATABASE_URL, benchEngines, dropBenchSchema, type BenchEngine } from './lib/bench-server.js';
 
 const total = Number(process.argv[2] ?? 2000);
 const ENTRY = fileURLToPath(new URL('../test/helpers/cli-entry.ts', import.meta.url));
@@ -77,11 +76,7 @@ try {
       row(engine, 'memory.jsonl', 64, await importOnce(env, 'bench-mcp', mcp, 64));
       row(engine, 'export again', 64, await importOnce(env, 'bench-64', ours, 64));
     } finally {
-      if (engine === 'postgres') {
-        const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
-        await client.connect();
-        await client.query(`drop schema if exists "${schema}" cascade`).finally(() => client.end());
-      }
+      if (engine === 'postgres') await dropBenchSchema(schema);
     }
   }
 } finally {

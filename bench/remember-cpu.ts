@@ -6,8 +6,7 @@
 // BENCH_DATABASE_URL or TEST_DATABASE_URL). Threads are named by id; the main thread's id is the server's pid.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import pg from 'pg';
-import { BENCH_DATABASE_URL } from './lib/bench-server.js';
+import { BENCH_DATABASE_URL, dropBenchSchema } from './lib/bench-server.js';
 import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { startServerChild } from './lib/server-child.js';
@@ -63,10 +62,5 @@ try {
   console.log(`  load generator: ${perTurn((own.user + own.system) / 1000)}`);
 } finally {
   await server.close();
-  if (engine === 'postgres') {
-    const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
-    await client.connect();
-    await client.query(`drop schema if exists "${schema}" cascade`);
-    await client.end();
-  }
+  if (engine === 'postgres') await dropBenchSchema(schema);
 }

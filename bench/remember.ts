@@ -7,7 +7,7 @@
 // BENCH_TEXTS=locomo remembers LoCoMo's conversation turns instead ("<speaker>: <text>", most of several
 // sentences, so each is also embedded sentence by sentence: src/memory/passages.ts), as the issue's 19/s was measured.
 import { readFileSync } from 'node:fs';
-import { benchEngines } from './lib/bench-server.js';
+import { BENCH_DATABASE_URL, benchEngines, dropBenchSchema } from './lib/bench-server.js';
 import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { build, startServerChild } from './lib/server-child.js';
@@ -38,7 +38,7 @@ for (const engine of engines) {
   const started = performance.now();
   const server = await startServerChild({
     embedder: 'local',
-    env: engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL!, MEMORY_SERVICE_DATABASE_SCHEMA: schema } : {},
+    env: engine === 'postgres' ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL!, MEMORY_SERVICE_DATABASE_SCHEMA: schema } : {},
   });
   const listening = performance.now() - started;
   try {
@@ -61,12 +61,6 @@ for (const engine of engines) {
     }
   } finally {
     await server.close();
-    if (engine === 'postgres') {
-      const pg = await import('pg');
-      const client = new pg.default.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
+    if (engine === 'postgres') await dropBenchSchema(schema);
   }
 }

@@ -6,8 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { BENCH_DATABASE_URL } from './lib/bench-server.js';
+import { BENCH_DATABASE_URL, dropBenchSchema } from './lib/bench-server.js';
 import { callTool, postJson } from './lib/rpc-client.js';
 import { startServerChild, type ProcessStats } from './lib/server-child.js';
 import { memoryText, queryText } from './lib/synthetic-embedder.js';
@@ -106,9 +105,4 @@ console.log(`handles: ${first.handles} after the first sample, ${last.handles} a
 
 await server.close();
 rmSync(dataDir, { recursive: true, force: true });
-if (engine === 'postgres') {
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
-  await client.connect();
-  await client.query(`drop schema if exists "${schema}" cascade`);
-  await client.end();
-}
+if (engine === 'postgres') await dropBenchSchema(schema);

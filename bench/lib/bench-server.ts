@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { composeService, type Service } from '../../src/compose.js';
 import { benchConfig, benchToken } from './bench-config.js';
 
@@ -10,6 +11,17 @@ export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.
 
 /** Engines to measure: PGlite always, PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) is set. */
 export const benchEngines: BenchEngine[] = BENCH_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+
+/** Drops a benchmark's PostgreSQL schema (its own connection, ended whatever happens). */
+export async function dropBenchSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
 
 export interface BenchServer {
   readonly service: Service;
@@ -38,13 +50,7 @@ export async function startBenchServer(engine: BenchEngine, env: Record<string, 
         await service.db.withAllSubjects('inspecting rows', async () => undefined);
       }
       await service.close();
-      if (engine === 'postgres') {
-        const pg = await import('pg');
-        const client = new pg.default.Client({ connectionString: BENCH_DATABASE_URL });
-        await client.connect();
-        await client.query(`drop schema if exists "${schema}" cascade`);
-        await client.end();
-      }
+      if (engine === 'postgres') await dropBenchSchema(schema);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -7,7 +7,7 @@ import { composeService, type Service } from '../../src/compose.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories, type RecallStrategy } from '../../src/memory/recall-ranking.js';
-import { BENCH_DATABASE_URL, type BenchEngine } from './bench-server.js';
+import { BENCH_DATABASE_URL, dropBenchSchema, type BenchEngine } from './bench-server.js';
 import { benchConfig, benchToken } from './bench-config.js';
 
 /** tools/call as `subject`; resolves to structuredContent, throws on a protocol or tool error. */
@@ -66,13 +66,7 @@ export async function openQualityService(engine: BenchEngine, dataDir?: string):
     call,
     async close() {
       await service.close();
-      if (engine === 'postgres') {
-        const pg = await import('pg');
-        const client = new pg.default.Client({ connectionString: BENCH_DATABASE_URL });
-        await client.connect();
-        await client.query(`drop schema if exists "${schema}" cascade`);
-        await client.end();
-      }
+      if (engine === 'postgres') await dropBenchSchema(schema);
       if (!keep) rmSync(dir, { recursive: true, force: true });
     },
   };
