@@ -7,15 +7,14 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { BENCH_DATABASE_URL, dropBenchSchema } from './lib/bench-server.js';
-import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
+import { locomoTurns } from './lib/locomo.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { startServerChild } from './lib/server-child.js';
 
 const engine = process.argv[2] ?? 'postgres';
 const seconds = Number(process.argv[3] ?? 15);
 const clients = Number(process.argv[4] ?? 8);
-const samples = JSON.parse(readFileSync(LOCOMO_DATA, 'utf8')) as { conversation: Record<string, unknown> }[];
-const turns = samples.flatMap((sample) => sessionsOf(sample.conversation).flatMap(({ turns }) => turns.map(turnText)));
+const turns = locomoTurns();
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString());
 
 /** User + system clock ticks of a /proc stat line. */

@@ -4,34 +4,23 @@
 // this one generates the load. Also: the time from starting the server process to its first answer
 // (listening, then a first remember, which needs the model), and its RSS idle and under load.
 // Run: npx tsx bench/remember.ts [secondsPerRun=15]   (BENCH_ENGINES=pglite or postgres for one engine)
-// BENCH_TEXTS=locomo remembers LoCoMo's conversation turns instead ("<speaker>: <text>", most of several
-// sentences, so each is also embedded sentence by sentence: src/memory/passages.ts), as the issue's 19/s was measured.
+// BENCH_TEXTS=locomo remembers LoCoMo's conversation turns instead (bench/lib/remember-texts.ts).
 import { readFileSync } from 'node:fs';
 import { BENCH_DATABASE_URL, benchEngines, dropBenchSchema } from './lib/bench-server.js';
-import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
+import { rememberTexts } from './lib/remember-texts.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { build, startServerChild } from './lib/server-child.js';
 import { formatRow } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 15);
 const engines = process.env.BENCH_ENGINES === undefined ? benchEngines : benchEngines.filter((engine) => process.env.BENCH_ENGINES!.split(',').includes(engine));
-const topics = ['hiking', 'cooking', 'chess', 'jazz', 'gardening', 'sailing', 'pottery', 'astronomy', 'cycling', 'baking'];
-const turns = process.env.BENCH_TEXTS === 'locomo' ? locomoTurns() : undefined;
-const factFor = (run: string, index: number) =>
-  turns?.[index % turns.length] ??
-  `In ${run} note ${index}, the user said they spent ${index % 7} hours on ${topics[index % topics.length]} with friend number ${index}`;
-
-/** Every turn of LoCoMo's conversations, in order, as bench/recall-quality.ts remembers them. */
-function locomoTurns(): string[] {
-  const samples = JSON.parse(readFileSync(LOCOMO_DATA, 'utf8')) as { conversation: Record<string, unknown> }[];
-  return samples.flatMap((sample) => sessionsOf(sample.conversation).flatMap(({ turns }) => turns.map(turnText)));
-}
+const texts = rememberTexts();
 const CONCURRENCY = [1, 8, 32];
 
 /** Resident set size of a process right now, in MB (no collection first: what the machine pays). */
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-console.log(`remember benchmark: ${seconds} s per run, local embedding model, ${turns === undefined ? 'one-sentence facts' : `LoCoMo's ${turns.length} turns`}, node ${process.version}`);
+console.log(`remember benchmark: ${seconds} s per run, local embedding model, ${texts.description}, node ${process.version}`);
 build(); // before the clock starts: the first server's cold start must not include compiling the service
 for (const engine of engines) {
   const schema = `bench_remember_${Date.now().toString(36)}`;
@@ -54,7 +43,7 @@ for (const engine of engines) {
       let peak = 0;
       const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.pid))), 250);
       const summary = await runFor(seconds, concurrency, async (index, worker) => {
-        await callTool(server.mcpUrl, tokens[worker]!, 'remember', { text: factFor(`${engine}-${concurrency}`, index) });
+        await callTool(server.mcpUrl, tokens[worker]!, 'remember', { text: texts.textFor(`${engine}-${concurrency}`, index) });
       });
       clearInterval(sampler);
       console.log(`${formatRow(`${engine} remember c=${concurrency}`, summary)}  rss peak ${peak.toFixed(0)} MB`);
