@@ -1,4 +1,4 @@
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, ordinalOf, roleOf } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, WEEKDAYS, ordinalOf, roleOf } from './english.js';
 
 /**
  * The words the full-text ranking searches for, from the question recall is asked. PostgreSQL's English stop
@@ -17,7 +17,7 @@ const ANSWER_TYPE =
 const MODALS = /\b(?:would|could|might|must|shall|ought|may(?!\s+\d))\b/g;
 /** The question's searchable words, with the other written forms of its verbs, dates and numbers. */
 export function contentWords(query: string): string {
-  const text = query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ');
+  const text = withoutAnswerType(query);
   const variants: string[] = [];
   for (const token of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
     const lower = token.toLowerCase();
@@ -36,6 +36,11 @@ export function contentWords(query: string): string {
     if (!AUXILIARIES.has(lower)) variants.push(...(IRREGULAR_FORMS.get(lower) ?? []), ...[IRREGULAR_VERBS.get(lower) ?? []].flat());
   }
   return variants.length === 0 ? text : `${text} ${variants.join(' ')}`;
+}
+
+/** The question without the words that say what kind of answer is wanted, and without modal verbs. */
+function withoutAnswerType(query: string): string {
+  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ');
 }
 
 /** Verbs that mostly serve as auxiliaries in questions: their other forms are no evidence. */
@@ -147,4 +152,35 @@ export function personWords(question: string): { asked: string[]; searched: stri
   if (RELATIVE_PHRASES.test(question)) for (const other of SEARCHED_FOR.get('relative')!) searched.add(other);
   // A word the question uses, plural or not, is searched by its own full-text ranking already.
   return { asked, searched: [...searched].filter((word) => !words.has(word) && !words.has(`${word}s`)) };
+}
+
+/**
+ * The question's words that may be bridged by meaning: lowercase content words of three letters or more that are
+ * neither stop words, numbers, dates nor people (personWords and bridgeNames handle those).
+ */
+export function meaningCandidates(question: string): string[] {
+  // Written in lowercase: a capitalised word is a name ("Sam", "Valorant") or starts the question.
+  const words = bridgeTokens(withoutAnswerType(question)).map((token) => token.replace(/'s$/, ''));
+  return [
+    ...new Set(
+      words.filter(
+        (word) =>
+          word.length >= 3 &&
+          /^\p{Ll}+$/u.test(word) &&
+          !STOP_WORDS.has(word) &&
+          !QUESTION_WORDS.has(word) &&
+          !MONTHS.has(word) &&
+          !WEEKDAYS.has(word.replace(/s$/, '')) &&
+          roleOf(word) === undefined &&
+          personAsked(word) === undefined,
+      ),
+    ),
+  ];
+}
+
+const QUESTION_WORDS = new Set(['what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'why', 'how']);
+
+/** A text's words as meaningCandidates takes a question's. */
+export function textWords(text: string): Set<string> {
+  return new Set(bridgeTokens(text).map((token) => token.toLowerCase().replace(/'s$/, '')).filter((word) => word.length >= 3 && /^\p{Ll}+$/u.test(word) && !STOP_WORDS.has(word)));
 }

@@ -1,11 +1,12 @@
 import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
-import { subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit, type TextHitRow } from '../db/memories/text-ranking.js';
+import { subjectUnusedWords, subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit, type TextHitRow } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
-import { asksAboutRole, bridgeNames, contentWords, personWords } from './query-analysis.js';
+import { bridgedByMeaning, dictionaryWords } from './meaning-bridge.js';
+import { asksAboutRole, bridgeNames, contentWords, meaningCandidates, personWords, textWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
@@ -28,6 +29,9 @@ const BRIDGE_SOURCE_CHARS = 2000;
 const BRIDGE_WEIGHT = 1;
 /** The say of the ranking by the other words for the person asked about (personRanking): at 1 it cost a LoCoMo cell. */
 const PERSON_WEIGHT = 0.75;
+/** How many of the first fused results the meaning bridge reads, and its say: a nudge within the first results. */
+const MEANING_SOURCES = 30;
+const MEANING_WEIGHT = 0.2;
 /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 
@@ -87,7 +91,10 @@ export async function rankMemories(
   if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
   const bridge = options.strategy === 'hybrid' ? await bridgeRanking(trx, subject, query, words, ranked, size.memories) : undefined;
-  return { ranked: bridge === undefined ? ranked : fuseRankings([...rankings, bridge], RRF_K), plan };
+  if (bridge !== undefined) rankings.push(bridge);
+  const meaning = options.strategy === 'hybrid' ? await meaningRanking(trx, subject, query, ranked) : undefined;
+  if (meaning !== undefined) rankings.push(meaning);
+  return { ranked: bridge === undefined && meaning === undefined ? ranked : fuseRankings(rankings, RRF_K), plan };
 }
 
 /** A full-text ranking for fusion: each hit's confidence is the share of the query's idf mass it covers (FULL_COVERAGE and up: 1). */
@@ -128,4 +135,23 @@ async function bridgeRanking(
   if (names.length === 0) return undefined;
   const hits = await textRanking(trx, subject, query.filters, `${words} ${names.join(' ')}`, RANKING_DEPTH, subjectMemories);
   return textHitsRanking(hits, BRIDGE_WEIGHT);
+}
+
+
+/**
+ * A question that asks by a word none of the subject's memories uses ("Which herb …?") gets a ranking of the first
+ * MEANING_SOURCES fused results whose words bridge it by meaning ("coriander"; meaning-bridge.ts), in their fused
+ * order, at a small weight: it reorders the first results, it adds none. Undefined when every word is used or
+ * nothing bridges.
+ */
+async function meaningRanking(trx: DbTransaction, subject: string, query: RankingQuery, ranked: readonly FusedItem[]): Promise<RetrieverRanking | undefined> {
+  const candidates = dictionaryWords(meaningCandidates(query.text));
+  if (candidates.length === 0 || ranked.length === 0) return undefined;
+  const unused = await subjectUnusedWords(trx, subject, candidates);
+  if (unused.length === 0) return undefined;
+  const sources = await fetchMemories(trx, subject, ranked.slice(0, MEANING_SOURCES).map((item) => item.id), BRIDGE_SOURCE_CHARS);
+  const bridged = bridgedByMeaning(unused, sources.map((source) => textWords(source.text)));
+  const bridgedIds = new Set(sources.filter((_, index) => bridged[index]).map((source) => source.id));
+  const ids = ranked.slice(0, MEANING_SOURCES).map((item) => item.id).filter((id) => bridgedIds.has(id));
+  return ids.length === 0 ? undefined : { ids, weight: MEANING_WEIGHT };
 }

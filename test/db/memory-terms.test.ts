@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMemoryNearTombstones } from '../../src/db/memories/memories.js';
 import { continueMemoryTerms } from '../../src/db/memories/memory-terms.js';
-import { subjectUsesTerms } from '../../src/db/memories/text-ranking.js';
+import { subjectUnusedWords, subjectUsesTerms } from '../../src/db/memories/text-ranking.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
@@ -55,7 +55,7 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
       return rows.map((row) => row.row);
     });
 
-  it("tells whether a subject's memories use a word (recall's person look-up), and only its own", async () => {
+  it("tells whether a subject's memories use a word, and which words they never use (recall's person and meaning look-ups), and only its own", async () => {
     await insert('uses-a', "The user's spouse Jo is a nurse.");
     await insert('uses-b', "The user's partner Kim is a pilot.");
     try {
@@ -67,6 +67,12 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
       expect(await uses('uses-a', 'partner spouse')).toBe(true);
       // Another subject's memories say "partner": under row-level security its terms are not this subject's.
       expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUsesTerms(trx, 'uses-b', 'partner'))).toBe(false);
+
+      // Word by word: which of them no memory of the subject uses; a stop word is never returned.
+      const unused = (subject: string, words: string[]) => db.withSubject(subject, 'looking up', (trx) => subjectUnusedWords(trx, subject, words));
+      expect(await unused('uses-a', ['spouses', 'partner', 'nurse', 'pilot', 'the'])).toEqual(['partner', 'pilot']);
+      expect(await unused('uses-a', [])).toEqual([]);
+      expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUnusedWords(trx, 'uses-b', ['partner']))).toEqual(['partner']);
     } finally {
       // The next test compares every memory_terms row: leave none behind.
       for (const subject of ['uses-a', 'uses-b']) await db.withSubject(subject, 'cleaning up', (trx) => sql`delete from memories where subject = ${subject}`.execute(trx));

@@ -9,13 +9,13 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  * served tools: recall's ranking and remember's near-duplicate handling must not fall below these floors.
  * bench/quality.ts prints the same figures per category and split.
  *
- * The quality issue's target of recall@5 ≥ 0.97 is not reached with the local model (0.89, bench/README.md,
+ * The quality issue's target of recall@5 ≥ 0.97 is not reached with the local model (0.923, bench/README.md,
  * "Recall and dedup quality"), so that floor is the level reached: any drop fails. The other floors are the
  * issue's targets, met (skip_if_near recognises 0.90 of the paraphrases, exactly the target).
  */
 const FLOORS = {
   /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
-  recallAt5: 0.905,
+  recallAt5: 0.915,
   /** Paraphrase pairs whose stored memory `ask` lists in near_duplicates (target 0.95). */
   askRecall: 0.95,
   /** Paraphrase pairs that `skip_if_near` recognises (returns the stored memory's id); target 0.90. */
