@@ -2,9 +2,9 @@ import { meaningsOf } from './wordnet.js';
 
 /**
  * Meaning bridges for recall (README, "Words the memories never use"): a question may ask by a word that none of
- * the subject's memories uses ("Which herb …?", "Where does the user reside?", "Which antidepressant …?") while
- * the fact says a kind of it or a plainer word for it ("coriander", "lives", "sertraline"), which neither the
- * full-text ranking nor, often, the local model connects. WordNet does: within each word's two most frequent
+ * the subject's memories uses ("Which herb …?", "Which antidepressant …?", "What vehicle …?") while the fact names a
+ * kind of it or another word for it ("coriander", "sertraline", "car"), which neither the full-text ranking nor,
+ * often, the local model connects. WordNet does: within each word's two most frequent
  * senses (rarer ones make almost any two words related), a text bridges an asked word when one of its words
  * - shares a noun sense with it (a synonym: "GP" for "physician"),
  * - or is a noun whose more general senses, up to KIND_DEPTH levels up, include it (a kind of it: "coriander" is a

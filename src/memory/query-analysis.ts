@@ -165,9 +165,7 @@ export function meaningCandidates(question: string): string[] {
     ...new Set(
       words.filter(
         (word) =>
-          word.length >= 3 &&
-          /^\p{Ll}+$/u.test(word) &&
-          !STOP_WORDS.has(word) &&
+          isPlainWord(word) &&
           !QUESTION_WORDS.has(word) &&
           !MONTHS.has(word) &&
           !WEEKDAYS.has(word.replace(/s$/, '')) &&
@@ -180,7 +178,10 @@ export function meaningCandidates(question: string): string[] {
 
 const QUESTION_WORDS = new Set(['what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'why', 'how']);
 
-/** A text's words as meaningCandidates takes a question's. */
+/** A text's words, in lowercase, that meaning bridges compare (isPlainWord). */
 export function textWords(text: string): Set<string> {
-  return new Set(bridgeTokens(text).map((token) => token.toLowerCase().replace(/'s$/, '')).filter((word) => word.length >= 3 && /^\p{Ll}+$/u.test(word) && !STOP_WORDS.has(word)));
+  return new Set(bridgeTokens(text).map((token) => token.toLowerCase().replace(/'s$/, '')).filter(isPlainWord));
 }
+
+/** A word of three lowercase letters or more that is not a stop word. */
+const isPlainWord = (word: string): boolean => word.length >= 3 && /^\p{Ll}+$/u.test(word) && !STOP_WORDS.has(word);

@@ -137,7 +137,6 @@ async function bridgeRanking(
   return textHitsRanking(hits, BRIDGE_WEIGHT);
 }
 
-
 /**
  * A question that asks by a word none of the subject's memories uses ("Which herb …?") gets a ranking of the first
  * MEANING_SOURCES fused results whose words bridge it by meaning ("coriander"; meaning-bridge.ts), in their fused
@@ -149,9 +148,11 @@ async function meaningRanking(trx: DbTransaction, subject: string, query: Rankin
   if (candidates.length === 0 || ranked.length === 0) return undefined;
   const unused = await subjectUnusedWords(trx, subject, candidates);
   if (unused.length === 0) return undefined;
-  const sources = await fetchMemories(trx, subject, ranked.slice(0, MEANING_SOURCES).map((item) => item.id), BRIDGE_SOURCE_CHARS);
+  const first = ranked.slice(0, MEANING_SOURCES).map((item) => item.id);
+  const sources = await fetchMemories(trx, subject, first, BRIDGE_SOURCE_CHARS);
   const bridged = bridgedByMeaning(unused, sources.map((source) => textWords(source.text)));
   const bridgedIds = new Set(sources.filter((_, index) => bridged[index]).map((source) => source.id));
-  const ids = ranked.slice(0, MEANING_SOURCES).map((item) => item.id).filter((id) => bridgedIds.has(id));
+  // fetchMemories answers in no particular order: the ranking keeps the fused one.
+  const ids = first.filter((id) => bridgedIds.has(id));
   return ids.length === 0 ? undefined : { ids, weight: MEANING_WEIGHT };
 }
