@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startBareChild, startServerChild } from './lib/server-child.js';
+import { median } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 32);
@@ -24,7 +25,6 @@ interface Rate {
 }
 
 const ROUNDS = 3;
-const median = (values: number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
 async function load(cpu: () => Promise<number>, url: string, body: string, headers: Record<string, string>, duration: number): Promise<Rate> {
   const cpuBefore = await cpu();

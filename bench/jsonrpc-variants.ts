@@ -13,6 +13,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import type { ServerChild, startServerChild as StartServerChild } from './lib/server-child.js';
+import { median } from './lib/stats.js';
+import { alternatingRounds, variantFields } from './lib/variants.js';
 
 const seconds = Number(process.argv[2] ?? 4);
 const rounds = Number(process.argv[3] ?? 6);
@@ -24,7 +26,7 @@ const logDir = mkdtempSync(join(tmpdir(), 'jsonrpc-variants-'));
 const env = { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '1000000', MEMORY_SERVICE_METRICS_TOKEN: 'bench-metrics-token-0123456789abcdef' };
 const servers: ServerChild[] = [];
 for (const [i, name] of names.entries()) {
-  const fields = Object.fromEntries(name.split(',').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]));
+  const fields = variantFields(name);
   const tree = resolve(fields.tree ?? '.');
   const { startServerChild } = (await import(pathToFileURL(join(tree, 'bench/lib/server-child.ts')).href)) as { startServerChild: typeof StartServerChild };
   servers.push(await startServerChild({ embedder: 'synthetic', log: { level: (fields.level ?? 'info') as 'info' | 'warn', file: join(logDir, `${i}.log`) }, env, ...(fields.flags === undefined ? {} : { nodeFlags: fields.flags.split(' ') }) }));
@@ -49,13 +51,7 @@ async function run(i: number, duration: number): Promise<{ rps: number; cpu: num
 
 try {
   for (const i of servers.keys()) await run(i, 2);
-  const runs = servers.map(() => [] as { rps: number; cpu: number }[]);
-  for (let round = 0; round < rounds; round++) {
-    const order = [...servers.keys()];
-    if (round % 2 === 1) order.reverse();
-    for (const i of order) runs[i]!.push(await run(i, seconds));
-  }
-  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  const runs = await alternatingRounds(servers.length, rounds, (i) => run(i, seconds));
   console.log(`${method}: ${rounds} rounds of ${seconds} s per variant, 32 connections, alternating order`);
   for (const [i, name] of names.entries()) {
     const cpu = runs[i]!.map((r) => r.cpu);

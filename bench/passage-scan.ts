@@ -15,6 +15,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPGlite } from '../src/db/pglite-open.js';
+import { median } from './lib/stats.js';
 
 const set = process.argv[2] ?? 'turns';
 const rounds = Number(process.argv[3] ?? 5);
@@ -77,7 +78,6 @@ for (let round = 0; round <= rounds; round++) {
 await db.close();
 rmSync(copy, { recursive: true, force: true });
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 const whole = median(times.get('whole')!);
 console.log(
   `passage scan, LoCoMo ${set}: ${subjects.length} subjects, ${shape[0]!.memories} memories, ${shape[0]!.passages} passages; ` +

@@ -17,6 +17,8 @@ import { BENCH_DATABASE_URL, dropBenchSchema } from './lib/bench-server.js';
 import { rememberTexts } from './lib/remember-texts.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import type { ServerChild, startServerChild as StartServerChild } from './lib/server-child.js';
+import { median } from './lib/stats.js';
+import { alternatingRounds, variantFields } from './lib/variants.js';
 
 const seconds = Number(process.argv[2] ?? 20);
 const rounds = Number(process.argv[3] ?? 3);
@@ -26,7 +28,7 @@ if (names.length < 2) throw new Error('name at least two variants, e.g. tree=/tm
 
 const texts = rememberTexts();
 const variants = names.map((name, i) => {
-  const fields = Object.fromEntries(name.split(',').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]));
+  const fields = variantFields(name);
   const engine = fields.engine ?? 'pglite';
   if (engine !== 'pglite' && engine !== 'postgres') throw new Error(`${name}: engine is pglite or postgres`);
   if (engine === 'postgres' && BENCH_DATABASE_URL === undefined) throw new Error(`${name}: set BENCH_DATABASE_URL or TEST_DATABASE_URL`);
@@ -60,13 +62,7 @@ try {
   // Every variant starts the counted runs at the same turn, so each remembers the same texts.
   const start = Math.max(...variants.map((variant) => variant.next));
   for (const variant of variants) variant.next = start;
-  const runs = servers.map(() => [] as { rate: number; cpuMs: number }[]);
-  for (let round = 0; round < rounds; round++) {
-    const order = [...servers.keys()];
-    if (round % 2 === 1) order.reverse();
-    for (const i of order) runs[i]!.push(await run(i, seconds));
-  }
-  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  const runs = await alternatingRounds(servers.length, rounds, (i) => run(i, seconds));
   console.log(`remember, ${texts.description}, ${clients} clients, ${rounds} rounds of ${seconds} s per variant, alternating order`);
   for (const [i, variant] of variants.entries()) {
     const rates = runs[i]!.map((r) => r.rate);

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { composeService, type Service } from '../../src/compose.js';
+import { dropSchema } from '../../test/helpers/drop-schema.js';
 import { benchConfig, benchToken } from './bench-config.js';
 
 export type BenchEngine = 'pglite' | 'postgres';
@@ -13,14 +13,8 @@ export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.
 export const benchEngines: BenchEngine[] = BENCH_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 
 /** Drops a benchmark's PostgreSQL schema (its own connection, ended whatever happens). */
-export async function dropBenchSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${schema}" cascade`);
-  } finally {
-    await client.end();
-  }
+export function dropBenchSchema(schema: string): Promise<void> {
+  return dropSchema(schema, BENCH_DATABASE_URL!);
 }
 
 export interface BenchServer {

@@ -8,6 +8,9 @@ export interface Summary {
   readonly throughput: number;
 }
 
+/** The middle value (the upper one of an even count). */
+export const median = (values: readonly number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+
 export function summarise(latenciesMs: readonly number[], wallMs: number): Summary {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;

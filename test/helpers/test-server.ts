@@ -11,6 +11,7 @@ import { composeService, type ComposeOptions, type Service } from '../../src/com
 import { loadConfig, type Config } from '../../src/config/load-config.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import type { Logger } from '../../src/logger.js';
+import { dropSchema } from './drop-schema.js';
 import { TEST_DATABASE_URL, uniqueSchema, type Engine } from './engines.js';
 import { sharedLocalEmbedder, sharedPGlite } from './shared.js';
 
@@ -166,14 +167,4 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function dropSchema(schema: string, url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${schema}" cascade`);
-  } finally {
-    await client.end();
-  }
 }
