@@ -2,7 +2,8 @@
 # Provisions what the deployment tests need on a fresh Debian bookworm machine of this kind, as root:
 # Debian's docker.io (the engine; no systemd here, so dockerd is started in the background with its log in
 # /var/log/dockerd.log), Compose v2 (Debian trixie's docker-compose package, the `docker compose` plugin; its
-# only dependency is libc6), debootstrap (for the stand-in images), nginx and openssl. Idempotent.
+# only dependency is libc6), debootstrap (for the stand-in images), nginx and openssl. Idempotent. A dockerd it
+# starts has its pid written to $DOCKERD_PID_FILE (when set), so that the caller can stop what it started.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -40,6 +41,7 @@ fi
 
 if ! docker info > /dev/null 2>&1; then
   setsid dockerd > /var/log/dockerd.log 2>&1 < /dev/null &
+  if [ -n "${DOCKERD_PID_FILE:-}" ]; then echo "$!" > "$DOCKERD_PID_FILE"; fi
   for _ in $(seq 1 60); do
     docker info > /dev/null 2>&1 && break
     sleep 1

@@ -21,6 +21,7 @@ import { loopbackHostCheck } from './http/origin.js';
 import { addressRateLimit, rateLimit } from './http/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
+import { loadDictionary } from './memory/wordnet.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { openStorage } from './open-storage.js';
 import { confirmTool } from './tools/confirm.js';
@@ -87,6 +88,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
   });
   // A crash between a remember's steps left some memory findable by its vector but not yet by all its words.
   await memory.completePendingTerms();
+  await loadDictionary();
   const signIn = webSignIn(config, { stateFile, verifier, db });
   const app = await buildApp(config, {
     tools: [

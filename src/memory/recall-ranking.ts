@@ -90,11 +90,40 @@ export async function rankMemories(
   const person = options.strategy === 'hybrid' ? await personRanking(trx, subject, query, size.memories) : undefined;
   if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
-  const bridge = options.strategy === 'hybrid' ? await bridgeRanking(trx, subject, query, words, ranked, size.memories) : undefined;
+  // The bridges reorder and extend the first results: with none, there is nothing to read them from.
+  const bridging = options.strategy === 'hybrid' && ranked.length > 0;
+  const firstTexts = firstResultTexts(trx, subject, ranked);
+  const bridge = bridging ? await bridgeRanking(trx, subject, query, words, firstTexts, size.memories) : undefined;
   if (bridge !== undefined) rankings.push(bridge);
-  const meaning = options.strategy === 'hybrid' ? await meaningRanking(trx, subject, query, ranked) : undefined;
+  const meaning = bridging ? await meaningRanking(trx, subject, query, firstTexts) : undefined;
   if (meaning !== undefined) rankings.push(meaning);
   return { ranked: bridge === undefined && meaning === undefined ? ranked : fuseRankings(rankings, RRF_K), plan };
+}
+
+interface ResultText {
+  readonly id: number;
+  readonly text: string;
+}
+
+/**
+ * The texts of the first `count` fused results, in fused order, each read from the database at most once for the
+ * rankings that read them (the role bridge reads the first few, the meaning bridge more). An expired one is left out.
+ */
+type FirstResultTexts = (count: number) => Promise<ResultText[]>;
+
+function firstResultTexts(trx: DbTransaction, subject: string, ranked: readonly FusedItem[]): FirstResultTexts {
+  // null: read, and expired since it was ranked.
+  const texts = new Map<number, string | null>();
+  return async (count) => {
+    const first = ranked.slice(0, count).map((item) => item.id);
+    const unread = first.filter((id) => !texts.has(id));
+    unread.forEach((id) => texts.set(id, null));
+    for (const memory of await fetchMemories(trx, subject, unread, BRIDGE_SOURCE_CHARS)) texts.set(memory.id, memory.text);
+    return first.flatMap((id) => {
+      const text = texts.get(id);
+      return text == null ? [] : [{ id, text }];
+    });
+  };
 }
 
 /** A full-text ranking for fusion: each hit's confidence is the share of the query's idf mass it covers (FULL_COVERAGE and up: 1). */
@@ -126,11 +155,11 @@ async function bridgeRanking(
   subject: string,
   query: RankingQuery,
   words: string,
-  ranked: readonly FusedItem[],
+  firstTexts: FirstResultTexts,
   subjectMemories: number,
 ): Promise<RetrieverRanking | undefined> {
-  if (!asksAboutRole(query.text) || ranked.length === 0) return undefined;
-  const sources = await fetchMemories(trx, subject, ranked.slice(0, BRIDGE_SOURCES).map((item) => item.id), BRIDGE_SOURCE_CHARS);
+  if (!asksAboutRole(query.text)) return undefined;
+  const sources = await firstTexts(BRIDGE_SOURCES);
   const names = bridgeNames(query.text, sources.map((source) => source.text));
   if (names.length === 0) return undefined;
   const hits = await textRanking(trx, subject, query.filters, `${words} ${names.join(' ')}`, RANKING_DEPTH, subjectMemories);
@@ -143,16 +172,13 @@ async function bridgeRanking(
  * order, at a small weight: it reorders the first results, it adds none. Undefined when every word is used or
  * nothing bridges.
  */
-async function meaningRanking(trx: DbTransaction, subject: string, query: RankingQuery, ranked: readonly FusedItem[]): Promise<RetrieverRanking | undefined> {
+async function meaningRanking(trx: DbTransaction, subject: string, query: RankingQuery, firstTexts: FirstResultTexts): Promise<RetrieverRanking | undefined> {
   const candidates = dictionaryWords(meaningCandidates(query.text));
-  if (candidates.length === 0 || ranked.length === 0) return undefined;
+  if (candidates.length === 0) return undefined;
   const unused = await subjectUnusedWords(trx, subject, candidates);
   if (unused.length === 0) return undefined;
-  const first = ranked.slice(0, MEANING_SOURCES).map((item) => item.id);
-  const sources = await fetchMemories(trx, subject, first, BRIDGE_SOURCE_CHARS);
+  const sources = await firstTexts(MEANING_SOURCES);
   const bridged = bridgedByMeaning(unused, sources.map((source) => textWords(source.text)));
-  const bridgedIds = new Set(sources.filter((_, index) => bridged[index]).map((source) => source.id));
-  // fetchMemories answers in no particular order: the ranking keeps the fused one.
-  const ids = first.filter((id) => bridgedIds.has(id));
+  const ids = sources.filter((_, index) => bridged[index]).map((source) => source.id);
   return ids.length === 0 ? undefined : { ids, weight: MEANING_WEIGHT };
 }

