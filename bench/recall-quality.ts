@@ -1,6 +1,8 @@
 // Recall quality on LoCoMo (../shared/data/locomo10.json; see its README), through tools/call on the composed
-// service with the local model. Two ways of filling the memory, one subject per sample:
-//  - turns: every conversation turn remembered as "<speaker>: <text>" (with its image caption), keeping its dia_id;
+// service with the local model. Two ways of filling the memory, one subject per sample, each remembered one at a
+// time in the conversation's order (the samples at once):
+//  - turns: every conversation turn remembered as "<speaker>: <text>" (with its image caption), keeping its dia_id,
+//    tagged with its session and with the session as its session_id;
 //  - observations: every `observation` fact of the set (2,541, written about the speakers), keeping its dia_id(s).
 // Then every question of categories 1–4 with evidence is recalled (limit 20) and evidence recall@k =
 // |gold ∩ dia_ids(top k)| / |gold| is averaged per category and overall, for the served (hybrid) ranking and,
@@ -37,6 +39,8 @@ interface Item {
   key: string;
   text: string;
   tags: string[];
+  /** The conversation's session it comes from, as an agent passes its conversation's id. */
+  sessionId: string;
   diaIds: string[];
 }
 
@@ -47,7 +51,7 @@ const diaIds = (values: readonly string[]) => [...new Set(values.flatMap((value)
 function itemsOf(sample: Sample, set: 'turns' | 'observations'): Item[] {
   if (set === 'turns') {
     return sessionsOf(sample.conversation).flatMap(({ session, turns }) =>
-      turns.map((turn) => ({ key: turn.dia_id, text: turnText(turn), tags: [session.replace('_', '-')], diaIds: [turn.dia_id] })),
+      turns.map((turn) => ({ key: turn.dia_id, text: turnText(turn), tags: [session.replace('_', '-')], sessionId: session, diaIds: [turn.dia_id] })),
     );
   }
   return Object.entries(sample.observation).flatMap(([session, speakers]) =>
@@ -56,6 +60,7 @@ function itemsOf(sample: Sample, set: 'turns' | 'observations'): Item[] {
         key: `${session}#${index}`,
         text,
         tags: [session.replace(/_observation$/, '').replace('_', '-')],
+        sessionId: session.replace(/_observation$/, ''),
         diaIds: diaIds(Array.isArray(dia) ? dia : [dia]),
       })),
     ),
@@ -64,7 +69,7 @@ function itemsOf(sample: Sample, set: 'turns' | 'observations'): Item[] {
 
 /** What the stored rows depend on: the schema's migrations, the model, how a text's vectors are made, and this recipe. */
 function storageVersion(model: string, set: string): string {
-  const hash = createHash('sha256').update(`${model}|${set}|${DATA}|v1`);
+  const hash = createHash('sha256').update(`${model}|${set}|${DATA}|v3`);
   const migrations = new URL('../src/db/migrations/', import.meta.url).pathname;
   for (const file of readdirSync(migrations).sort()) hash.update(readFileSync(join(migrations, file)));
   hash.update(readFileSync(new URL('../src/memory/passages.ts', import.meta.url)));
@@ -94,13 +99,16 @@ for (const set of sets) {
     diaOf = new Map(JSON.parse(readFileSync(mapFile, 'utf8')) as [number, string[]][]);
   } else {
     let count = 0;
-    for (const sample of samples) {
-      const items = itemsOf(sample, set);
-      const byKey = new Map(items.map((item) => [item.key, item]));
-      const keyOf = await seed(call, `locomo-${sample.sample_id}`, items);
-      for (const [memoryId, key] of keyOf) diaOf.set(memoryId, byKey.get(key)!.diaIds);
-      count += items.length;
-    }
+    // Each conversation is remembered in its order, as an agent would; the ten conversations at once.
+    await Promise.all(
+      samples.map(async (sample) => {
+        const items = itemsOf(sample, set);
+        const byKey = new Map(items.map((item) => [item.key, item]));
+        const keyOf = await seed(call, `locomo-${sample.sample_id}`, items, { inOrder: true });
+        for (const [memoryId, key] of keyOf) diaOf.set(memoryId, byKey.get(key)!.diaIds);
+        count += items.length;
+      }),
+    );
     if (mapFile !== undefined) writeFileSync(mapFile, JSON.stringify([...diaOf]));
     console.log(`remembered ${count} ${set} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }

@@ -33,11 +33,24 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
 
 export const QUESTION_CATEGORIES = ['paraphrase', 'nowords', 'relation', 'firstperson', 'date', 'number', 'negation'] as const;
 
-/** Remembers every text (dedup_policy insert, so each is stored) as `subject`; memory_id → key. */
-export async function seed(call: CallTool, subject: string, items: readonly { key: string; text: string; tags?: string[] }[]): Promise<Map<number, string>> {
+/**
+ * Remembers every text (dedup_policy insert, so each is stored) as `subject`; memory_id → key. `inOrder`: one at a
+ * time, so that the subject's memories are stored in the items' order, as a conversation's are.
+ */
+export async function seed(
+  call: CallTool,
+  subject: string,
+  items: readonly { key: string; text: string; tags?: string[]; sessionId?: string }[],
+  options: { readonly inOrder?: boolean } = {},
+): Promise<Map<number, string>> {
   const keyOf = new Map<number, string>();
-  await forEachConcurrently(items, 16, async (item) => {
-    const result = await call(subject, 'remember', { text: item.text, dedup_policy: 'insert', ...(item.tags === undefined ? {} : { tags: item.tags }) });
+  await forEachConcurrently(items, options.inOrder === true ? 1 : 16, async (item) => {
+    const result = await call(subject, 'remember', {
+      text: item.text,
+      dedup_policy: 'insert',
+      ...(item.tags === undefined ? {} : { tags: item.tags }),
+      ...(item.sessionId === undefined ? {} : { session_id: item.sessionId }),
+    });
     keyOf.set(result.memory_id as number, item.key);
   });
   return keyOf;

@@ -25,7 +25,7 @@ export function rememberInput(maxTextChars: number) {
       '"explicit" when the user asked you to remember this; "inferred" when you decided it is worth keeping.',
       undefined,
     ),
-    session_id: optionalString(200, 'Opaque identifier of the current conversation, stored as given.'),
+    session_id: optionalString(200, 'Opaque identifier of the current conversation, stored as given. Recall uses it to find what was said right after a match in the same conversation.'),
     dedup_policy: optionalEnum(
       ['insert', 'skip_if_near', 'ask'],
       'Near-duplicate handling: "ask" (default) inserts and lists similar memories; "skip_if_near" does not insert when the same fact is already stored and returns its id; "insert" skips the check.',

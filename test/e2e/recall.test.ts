@@ -112,6 +112,38 @@ describe.each(engines)('recall on %s', (engine) => {
     expect(found).toContain(partner);
   });
 
+  it('ranks what was said right after the best match in the same conversation higher (session_id)', async () => {
+    // The answer shares only the speaker's name with the question; the turn before it is what the question matches,
+    // and other turns of the speaker's, from other conversations, share as much or more.
+    const conversation = [
+      ['Melanie: Caroline, what did you paint last week for the art fair?', 'chat-fair'],
+      ["Caroline: A sunrise over the lake by my grandmother's cottage.", 'chat-fair'],
+      ['Caroline: I painted the kitchen walls green last spring.', 'chat-home'],
+      ['Caroline: Last week was busy, the fair took all my evenings.', 'chat-busy'],
+      ['Melanie: The art fair had a great turnout this year.', 'chat-busy'],
+      ['Caroline: My grandmother sold her cottage by the lake.', 'chat-family'],
+      ['Caroline: I went to the lake with Melanie last week.', 'chat-trip'],
+      ['Caroline: The fair took all my evenings.', 'chat-evenings'],
+      ['Caroline: Sunsets are my favourite thing to draw.', 'chat-drawing'],
+    ] as const;
+    const [question, answer] = [conversation[0][0], conversation[1][0]];
+    const recalledAs = async (withSessions: boolean) => {
+      const who = await server.token(newSubject());
+      for (const text of FACTS) await server.call(who, 'remember', { text, dedup_policy: 'insert' });
+      for (const [text, session] of conversation) {
+        await server.call(who, 'remember', { text, dedup_policy: 'insert', ...(withSessions ? { session_id: session } : {}) });
+      }
+      return (await recall({ query: 'What did Caroline paint last week?', limit: 10 }, who)).memories.map((memory) => memory.text);
+    };
+    const inConversation = await recalledAs(true);
+    // The same memories outside any conversation: nothing says the answer follows the question.
+    const apart = await recalledAs(false);
+    expect([inConversation[0], apart[0]]).toEqual([question, question]);
+    expect(apart).toContain(answer);
+    expect(inConversation.indexOf(answer)).toBeGreaterThan(0);
+    expect(inConversation.indexOf(answer)).toBeLessThan(apart.indexOf(answer));
+  });
+
   it('finds a long memory by the one sentence a question is about (passages)', async () => {
     // Conversation turns of several sentences: the car is a by-the-way at the end of a turn about a trip, whose
     // whole-text vector the trip outweighs; no word of the question but "Sam" is in any of them.

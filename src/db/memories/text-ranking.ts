@@ -143,15 +143,15 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
 /**
  * Those of `words` that none of the subject's memories uses (compared as full-text lexemes, so "herbs" uses "herb");
  * in their order; a word PostgreSQL's stemmer drops (a stop word) is not returned. Each lexeme is looked up by the
- * primary key.
+ * primary key; prepared, since a recall with such words asks it.
  */
 export async function subjectUnusedWords(trx: DbTransaction, subject: string, words: readonly string[]): Promise<string[]> {
-  const { rows } = await sql<{ word: string }>`
+  const { rows } = await prepared(sql<{ word: string }>`
     select asked.word
       from unnest(${[...words]}::text[]) with ordinality as asked(word, position)
      cross join lateral unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
      where not exists (select 1 from memory_terms where subject = ${subject} and lexeme = stem.lexeme)
-     order by asked.position`.execute(trx);
+     order by asked.position`).execute(trx);
   return [...new Set(rows.map((row) => row.word))];
 }
 

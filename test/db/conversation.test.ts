@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nextInConversation } from '../../src/db/memories/conversation.js';
+import { NO_FILTERS } from '../../src/db/memories/filters.js';
+import { insertMemory } from '../../src/db/memories/memories.js';
+import type { NewMemory } from '../../src/db/memories/records.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
+import { storedVector } from '../../src/db/pgvector.js';
+import { engines } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memories.js';
+import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
+
+/** The memory remembered next in the same conversation (session_id), which recall's continuation ranking nudges. */
+const DIMS = 4;
+const vectors = { whole: storedVector([1, 0, 0, 0], 'conversation-test'), passages: [] };
+const said = (text: string, sessionId: string | undefined, extra: Partial<NewMemory> = {}): NewMemory => ({ ...newMemory(text), sessionId, ...extra });
+
+describe.each(engines)('the next memory of a conversation on %s', (engine) => {
+  let db: DatabaseHandle;
+  const subject = 'conversation-subject';
+  const other = 'conversation-other';
+  const ids: Record<string, number> = {};
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine, { embeddingDimensions: DIMS });
+    // Two conversations interleaved, one memory outside any, and another subject's memory in between.
+    const remember = (who: string, key: string, memory: NewMemory) =>
+      db.withSubject(who, 'inserting', async (trx) => {
+        ids[key] = await insertMemory(trx, who, memory, vectors);
+      });
+    await remember(subject, 'question', said('Melanie: What did you paint last week?', 'chat-1'));
+    await remember(other, 'otherSubject', said('Someone else, same session id.', 'chat-1'));
+    await remember(subject, 'elsewhere', said('Another chat altogether.', 'chat-2'));
+    await remember(subject, 'loose', said('No conversation at all.', undefined));
+    await remember(subject, 'answer', said('Caroline: A lake at sunrise.', 'chat-1', { tags: ['art'] }));
+    await remember(subject, 'afterAnswer', said('Melanie: Lovely!', 'chat-1'));
+    await remember(subject, 'expiredNext', said('Caroline: Which one?', 'chat-2', { expiresAt: new Date(Date.now() - 60_000) }));
+    await remember(subject, 'afterExpired', said('Caroline: The blue one.', 'chat-2'));
+  }, 120_000);
+  afterAll(() => closeTestDatabase(db));
+
+  const next = (memoryId: number, filters = NO_FILTERS, who = subject) => db.withSubject(who, 'reading', (trx) => nextInConversation(trx, who, memoryId, filters));
+
+  it('finds what came next in the same conversation, skipping other conversations, loose memories and other subjects', async () => {
+    expect(await next(ids.question!)).toBe(ids.answer);
+    expect(await next(ids.answer!)).toBe(ids.afterAnswer);
+  });
+
+  it('has nothing after the last memory of a conversation, nor for a memory outside any', async () => {
+    expect(await next(ids.afterAnswer!)).toBeUndefined();
+    expect(await next(ids.loose!)).toBeUndefined();
+  });
+
+  it('steps over an expired memory to the live one after it', async () => {
+    expect(await next(ids.elsewhere!)).toBe(ids.afterExpired);
+  });
+
+  it('leaves out a next memory the recall filters exclude', async () => {
+    expect(await next(ids.question!, { ...NO_FILTERS, tags: ['art'] })).toBe(ids.answer);
+    expect(await next(ids.question!, { ...NO_FILTERS, tags: ['cooking'] })).toBeUndefined();
+  });
+
+  it("never reaches another subject's memories, even with the same session id", async () => {
+    expect(await next(ids.otherSubject!, NO_FILTERS, other)).toBeUndefined();
+    // Asked about the other subject's memory as this subject: it is not this subject's to continue.
+    expect(await next(ids.otherSubject!)).toBeUndefined();
+  });
+});
