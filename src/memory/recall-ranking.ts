@@ -97,15 +97,14 @@ export async function rankMemories(
   if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
   // The bridges and the continuation start from the first results: with none, there is nothing to start from.
-  const fromFirstResults = options.strategy === 'hybrid' && ranked.length > 0;
+  if (options.strategy !== 'hybrid' || ranked.length === 0) return { ranked, plan };
   const firstTexts = firstResultTexts(trx, subject, ranked);
-  const bridge = fromFirstResults ? await bridgeRanking(trx, subject, query, words, firstTexts, size.memories) : undefined;
-  if (bridge !== undefined) rankings.push(bridge);
-  const meaning = fromFirstResults ? await meaningRanking(trx, subject, query, firstTexts) : undefined;
-  if (meaning !== undefined) rankings.push(meaning);
-  const continuation = fromFirstResults ? await continuationRanking(trx, subject, query, ranked[0]!.id) : undefined;
-  if (continuation !== undefined) rankings.push(continuation);
-  return { ranked: bridge === undefined && meaning === undefined && continuation === undefined ? ranked : fuseRankings(rankings, RRF_K), plan };
+  const extended = [
+    await bridgeRanking(trx, subject, query, words, firstTexts, size.memories),
+    await meaningRanking(trx, subject, query, firstTexts),
+    await continuationRanking(trx, subject, query, ranked[0]!.id),
+  ].filter((ranking) => ranking !== undefined);
+  return { ranked: extended.length === 0 ? ranked : fuseRankings([...rankings, ...extended], RRF_K), plan };
 }
 
 interface ResultText {
