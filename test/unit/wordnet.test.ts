@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isEntry, meaningsOf } from '../../src/memory/wordnet.js';
 
 /** Whether `a` (in its `aSenses` most frequent senses, or their hypernyms) and `b` (in its `bSenses`) share a synset. */
@@ -36,5 +36,22 @@ describe('WordNet reader', () => {
     expect(isEntry('zzqx')).toBe(false);
     expect(meaningsOf('1985', { senses: 3, hypernymDepth: 1 }).senses.size).toBe(0);
     expect(meaningsOf('zzqx', { senses: 3, hypernymDepth: 1 }).senses.size).toBe(0);
+  });
+
+  it('reads its index files at start-up without blocking the event loop', async () => {
+    // A module instance of its own, so that no earlier look-up in this file has read the indexes already.
+    vi.resetModules();
+    const fresh = await import('../../src/memory/wordnet.js');
+    let turns = 0;
+    let loaded = false;
+    const count = (): void => {
+      turns += 1;
+      if (!loaded) setImmediate(count);
+    };
+    setImmediate(count);
+    await fresh.loadDictionary().then(() => (loaded = true));
+    // A synchronous read would finish before the event loop turned once.
+    expect(turns).toBeGreaterThan(0);
+    expect(fresh.isEntry('significant other')).toBe(true);
   });
 });
