@@ -14,6 +14,7 @@ import * as termsInSteps from './migrations/0012_terms_in_steps.js';
 import * as passageVectors from './migrations/0013_passage_vectors.js';
 import * as wholeFromPassages from './migrations/0014_whole_from_passages.js';
 import * as tombstoneWholeFromPassages from './migrations/0015_tombstone_whole_from_passages.js';
+import * as conversationCount from './migrations/0016_conversation_count.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013_passage_vectors': passageVectors,
   '0014_whole_from_passages': wholeFromPassages,
   '0015_tombstone_whole_from_passages': tombstoneWholeFromPassages,
+  '0016_conversation_count': conversationCount,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -69,6 +69,8 @@ export interface MemoryTermsPendingTable {
 export interface SubjectStatsTable {
   subject: ColumnType<string, never, never>;
   memories: ColumnType<string | number, never, never>;
+  /** Of those, the ones with a session_id (migration 0016). */
+  in_conversations: ColumnType<string | number, never, never>;
 }
 
 /**

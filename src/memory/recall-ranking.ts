@@ -102,7 +102,8 @@ export async function rankMemories(
   const extended = [
     await bridgeRanking(trx, subject, query, words, firstTexts, size.memories),
     await meaningRanking(trx, subject, query, firstTexts),
-    await continuationRanking(trx, subject, query, ranked[0]!.id),
+    // Only a subject with memories in conversations has a next memory to look up.
+    size.inConversations > 0 ? await continuationRanking(trx, subject, query, ranked[0]!.id) : undefined,
   ].filter((ranking) => ranking !== undefined);
   return { ranked: extended.length === 0 ? ranked : fuseRankings([...rankings, ...extended], RRF_K), plan };
 }

@@ -1,8 +1,10 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextInConversation } from '../../src/db/memories/conversation.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
-import { insertMemory } from '../../src/db/memories/memories.js';
+import { deleteMemory, insertMemory } from '../../src/db/memories/memories.js';
 import type { NewMemory } from '../../src/db/memories/records.js';
+import { subjectSize } from '../../src/db/memories/subject-stats.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import { engines } from '../helpers/engines.js';
@@ -63,5 +65,26 @@ describe.each(engines)('the next memory of a conversation on %s', (engine) => {
     expect(await next(ids.otherSubject!, NO_FILTERS, other)).toBeUndefined();
     // Asked about the other subject's memory as this subject: it is not this subject's to continue.
     expect(await next(ids.otherSubject!)).toBeUndefined();
+  });
+
+  it('counts the memories in conversations with the subject, so that recall skips the look-up for a subject with none', async () => {
+    const counted = 'conversation-counted';
+    const size = () => db.withSubject(counted, 'reading', (trx) => subjectSize(trx, counted));
+    expect((await size()).inConversations).toBe(0);
+    const inserted = await db.withSubject(counted, 'inserting', async (trx) => [
+      await insertMemory(trx, counted, said('First turn.', 'chat-9'), vectors),
+      await insertMemory(trx, counted, said('Second turn.', 'chat-9'), vectors),
+      await insertMemory(trx, counted, said('A loose fact.', undefined), vectors),
+    ]);
+    expect(await size()).toMatchObject({ memories: 3, inConversations: 2 });
+    await db.withSubject(counted, 'forgetting', (trx) => deleteMemory(trx, counted, inserted[0]!));
+    expect(await size()).toMatchObject({ memories: 2, inConversations: 1 });
+    // An operator's SQL that moves a memory out of its conversation, or a loose one into one, is counted too.
+    await db.withSubject(counted, 'editing', (trx) => sql`update memories set session_id = null where id = ${inserted[1]!}`.execute(trx));
+    expect(await size()).toMatchObject({ memories: 2, inConversations: 0 });
+    await db.withSubject(counted, 'editing', (trx) => sql`update memories set session_id = 'chat-10' where id = ${inserted[2]!}`.execute(trx));
+    expect(await size()).toMatchObject({ memories: 2, inConversations: 1 });
+    // The other subjects' memories in conversations count for them alone.
+    expect((await db.withSubject(subject, 'reading', (trx) => subjectSize(trx, subject))).inConversations).toBe(6);
   });
 });

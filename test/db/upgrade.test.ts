@@ -129,4 +129,28 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       expect(stale).toBe(1);
     });
   });
+
+  it('counts the memories already in conversations, so that recall still looks up what was said next for them', async () => {
+    await inSchemaMigratedTo('0015_tombstone_whole_from_passages', async (db, schema) => {
+      await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        await sql`
+          insert into memories (subject, text, embedding, embedding_model, embedding_dimensions, session_id)
+          values ('alice', 'Alice: What did you paint?', '[1,0,0]', 'm', 3, 'chat-1'),
+                 ('alice', 'Bob: A lake at sunrise.', '[0,1,0]', 'm', 3, 'chat-1'),
+                 ('alice', 'Alice keeps her passport in the blue drawer', '[0,0,1]', 'm', 3, null),
+                 ('bob', 'Bob keeps his bicycle in the garage', '[0,1,0]', 'm', 3, null)`.execute(trx);
+      });
+      expect((await migrateToLatest(db, schema)).error).toBeUndefined();
+      const counts = await db.transaction().execute(async (trx) => {
+        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+        return trx.selectFrom('subject_stats').select(['subject', 'memories', 'in_conversations']).orderBy('subject').execute();
+      });
+      expect(counts.map((row) => [row.subject, Number(row.memories), Number(row.in_conversations)])).toEqual([
+        ['alice', 3, 2],
+        ['bob', 1, 0],
+      ]);
+    });
+  });
 });
+

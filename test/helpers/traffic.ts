@@ -72,7 +72,8 @@ export function startTraffic(options: TrafficOptions): Traffic {
       // Distinct words, so a long text has as many lexemes as a real one (its memory_terms are written in steps).
       const filler = () => Array.from({ length: Math.ceil(options.textChars! / 8) }, (_, k) => `word${k}`).join(' ');
       const text = options.textChars === undefined ? base : `${base} ${filler()}`.slice(0, options.textChars);
-      await call(token, 'remember', { text, dedup_policy: 'insert' }, text);
+      // Every other memory in a conversation, so that the subject's count of those (subject_stats) is exercised too.
+      await call(token, 'remember', { text, dedup_policy: 'insert', ...(n % 2 === 0 ? { session_id: `traffic-${index}` } : {}) }, text);
       if (options.recall !== false && !stopping) await call(token, 'recall', { query: `drawer ${n % 97}` }, '');
       if (options.pauseMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
     }

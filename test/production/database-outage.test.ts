@@ -103,7 +103,8 @@ describe.skipIf(unavailable !== undefined && !FAULT_TESTS_REQUIRED)('a database 
     // Each memory's derived rows (full-text terms, the subject's count) were written in the same transaction.
     const [counts] = await cluster!.admin<{ mismatched: string }>(
       `select count(*) as mismatched from "${server.schema}".subject_stats s
-        where s.memories <> (select count(*) from "${server.schema}".memories m where m.subject = s.subject)`,
+        where s.memories <> (select count(*) from "${server.schema}".memories m where m.subject = s.subject)
+           or s.in_conversations <> (select count(*) from "${server.schema}".memories m where m.subject = s.subject and m.session_id is not null)`,
     );
     expect(Number(counts!.mismatched)).toBe(0);
     const [orphans] = await cluster!.admin<{ n: string }>(
