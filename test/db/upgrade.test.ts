@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { PGliteDialect } from '../../src/db/pglite-dialect.js';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
@@ -12,6 +12,14 @@ import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
 import { textRanking } from '../../src/db/memories/text-ranking.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { sharedPGlite } from '../helpers/shared.js';
+
+/** `body` in a transaction that sees every subject's rows (memory_service.all_subjects, from migration 0006 on). */
+function asAllSubjects<T>(db: Kysely<Database>, body: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+    return body(trx);
+  });
+}
 
 /**
  * A database holding memories written before migrations 0004 (memory_terms) and 0005 (subject_stats) must keep
@@ -51,8 +59,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       const after = await migrateToLatest(db, schema);
       expect(after.error).toBeUndefined();
       // From 0006 on, every subject is `memory_service.all_subjects = on`, no longer the subject '*'.
-      const terms = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      const terms = await asAllSubjects(db, async (trx) => {
         return trx.selectFrom('memory_terms').select(['subject', 'lexeme', 'memory_id']).orderBy('subject').orderBy('lexeme').execute();
       });
       expect(terms.map((row) => [row.subject, row.lexeme, Number(row.memory_id)])).toEqual([
@@ -67,8 +74,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
         ['bob', 'keep', inserted.bob],
       ]);
 
-      const counts = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      const counts = await asAllSubjects(db, async (trx) => {
         return trx.selectFrom('subject_stats').select(['subject', 'memories']).orderBy('subject').execute();
       });
       expect(counts.map((row) => [row.subject, Number(row.memories)])).toEqual([['alice', 1], ['bob', 1]]);
@@ -87,8 +93,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
 
   it('marks the memories split into passages before 0014 as not split, so that reembed makes their whole vector anew', async () => {
     await inSchemaMigratedTo('0013_passage_vectors', async (db, schema) => {
-      await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      await asAllSubjects(db, async (trx) => {
         await sql`
           insert into memories (subject, text, embedding, embedding_model, embedding_dimensions, passage_embeddings)
           values ('alice', 'One sentence.', '[1,0,0]', 'm', 3, '{}'),
@@ -96,8 +101,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
                  ('bob', 'Never split. Written before 0013.', '[0,0,1]', 'm', 3, null)`.execute(trx);
       });
       expect((await migrateToLatest(db, schema)).error).toBeUndefined();
-      const rows = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      const rows = await asAllSubjects(db, async (trx) => {
         return (await sql<{ text: string; passages: number | null }>`select text, cardinality(passage_embeddings) as passages from memories order by id`.execute(trx)).rows;
       });
       expect(rows.map((row) => [row.text, row.passages === null ? null : Number(row.passages)])).toEqual([
@@ -105,8 +109,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
         ['Two sentences. Split before.', null],
         ['Never split. Written before 0013.', null],
       ]);
-      const stale = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      const stale = await asAllSubjects(db, async (trx) => {
         return countStaleEmbeddings(trx, 'memories', 'm');
       });
       expect(stale).toBe(2);
@@ -115,15 +118,13 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
 
   it('marks the tombstones written before 0015 as made from the paragraph, so that reembed makes their vector anew', async () => {
     await inSchemaMigratedTo('0014_whole_from_passages', async (db, schema) => {
-      await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      await asAllSubjects(db, async (trx) => {
         await sql`
           insert into tombstones (memory_id, subject, text, embedding, embedding_model, embedding_dimensions, reason, memory_created_at)
           values (1, 'alice', 'Forgotten. Two sentences.', '[1,0,0]', 'm', 3, 'forgotten', now())`.execute(trx);
       });
       expect((await migrateToLatest(db, schema)).error).toBeUndefined();
-      const stale = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      const stale = await asAllSubjects(db, async (trx) => {
         return countStaleEmbeddings(trx, 'tombstones', 'm');
       });
       expect(stale).toBe(1);
@@ -132,8 +133,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
 
   it('counts the memories already in conversations, so that recall still looks up what was said next for them', async () => {
     await inSchemaMigratedTo('0015_tombstone_whole_from_passages', async (db, schema) => {
-      await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      await asAllSubjects(db, async (trx) => {
         await sql`
           insert into memories (subject, text, embedding, embedding_model, embedding_dimensions, session_id)
           values ('alice', 'Alice: What did you paint?', '[1,0,0]', 'm', 3, 'chat-1'),
@@ -142,8 +142,7 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
                  ('bob', 'Bob keeps his bicycle in the garage', '[0,1,0]', 'm', 3, null)`.execute(trx);
       });
       expect((await migrateToLatest(db, schema)).error).toBeUndefined();
-      const counts = await db.transaction().execute(async (trx) => {
-        await sql`select set_config('memory_service.all_subjects', 'on', true)`.execute(trx);
+      const counts = await asAllSubjects(db, async (trx) => {
         return trx.selectFrom('subject_stats').select(['subject', 'memories', 'in_conversations']).orderBy('subject').execute();
       });
       expect(counts.map((row) => [row.subject, Number(row.memories), Number(row.in_conversations)])).toEqual([
