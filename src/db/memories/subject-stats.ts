@@ -18,15 +18,20 @@ export interface SubjectSize {
 }
 
 export async function subjectSize(trx: DbTransaction, subject: string): Promise<SubjectSize> {
-  const { rows } = await sql<SubjectSizeRow>`select ${subjectSizeColumns(subject)}`.execute(trx);
+  const { rows } = await subjectSizeQuery(subject).execute(trx);
   return toSubjectSize(rows[0]);
 }
 
-/** subjectSize's select list, for a statement that reads it along with something else. */
-export function subjectSizeColumns(subject: string): RawBuilder<unknown> {
-  return sql`(select memories from subject_stats where subject = ${subject}) as memories,
-             (select in_conversations from subject_stats where subject = ${subject}) as in_conversations,
-             (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows`;
+/**
+ * subjectSize's query, one row (the subject's counts null when it has no memories yet), for a statement that reads
+ * it along with something else. The subject's subject_stats row is looked up once for both its counts.
+ */
+export function subjectSizeQuery(subject: string): RawBuilder<SubjectSizeRow> {
+  return sql<SubjectSizeRow>`
+    select stats.memories, stats.in_conversations,
+           (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows
+      from (select 1) as one
+      left join subject_stats as stats on stats.subject = ${subject}`;
 }
 
 export interface SubjectSizeRow {

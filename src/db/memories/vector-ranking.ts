@@ -4,7 +4,7 @@ import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { hasFilters, memoryConditions, NO_FILTERS } from './filters.js';
 import type { MemoryFilters } from './records.js';
-import { subjectSizeColumns, toSubjectSize, type SubjectSize, type SubjectSizeRow } from './subject-stats.js';
+import { subjectSizeQuery, toSubjectSize, type SubjectSize, type SubjectSizeRow } from './subject-stats.js';
 
 /**
  * The index walk passes about one row in (candidates / table rows); below this share it would read more than
@@ -217,7 +217,7 @@ export async function sizeForVectorRanking(
   const known = !hasFilters(filters) && Number.isFinite(exactScanLimit);
   // `alongside` (the subject's write lock) is evaluated in this statement too, sparing its own round trip.
   const { rows } = await prepared(sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
-    with size as materialized (select ${subjectSizeColumns(subject)})
+    with size as materialized (${subjectSizeQuery(subject)})
     select memories, in_conversations, table_rows, ${currentPlannerSettings},
            case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
            ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
