@@ -152,4 +152,3 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
     });
   });
 });
-

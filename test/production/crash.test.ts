@@ -7,6 +7,7 @@ import { openPGlite } from '../../src/db/pglite-open.js';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 import { issueToken, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { freePort } from '../helpers/test-server.js';
+import { subjectCountMismatchesSql } from '../helpers/stored-counts.js';
 import { acknowledged, startTraffic, type CallRecord } from '../helpers/traffic.js';
 
 /**
@@ -91,9 +92,7 @@ interface StoredState {
 async function readState(engine: string, dataDir: string, schema: string): Promise<StoredState> {
   const queries = {
     texts: `select id, text from "${schema}".memories`,
-    mismatches: `select count(*)::int as n from "${schema}".subject_stats s
-                  where s.memories <> (select count(*) from "${schema}".memories m where m.subject = s.subject)
-                     or s.in_conversations <> (select count(*) from "${schema}".memories m where m.subject = s.subject and m.session_id is not null)`,
+    mismatches: subjectCountMismatchesSql(schema),
     // Every memory has a memory_terms row per lexeme once the restart has finished any steps a kill cut short.
     incomplete: `select count(*)::int as n from "${schema}".memories m
                   where length(m.search_vector) <> (select count(*) from "${schema}".memory_terms t where t.memory_id = m.id)`,

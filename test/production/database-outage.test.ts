@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_TESTS_REQUIRED, faultTestsUnavailable, startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { subjectCountMismatchesSql } from '../helpers/stored-counts.js';
 import { acknowledged, refused, startTraffic, type CallRecord } from '../helpers/traffic.js';
 
 /**
@@ -101,12 +102,8 @@ describe.skipIf(unavailable !== undefined && !FAULT_TESTS_REQUIRED)('a database 
     expect(Math.max(...calls.map((c) => c.endedAt - c.startedAt))).toBeLessThan(CALL_BOUND_MS);
     await expectConsistent(calls);
     // Each memory's derived rows (full-text terms, the subject's count) were written in the same transaction.
-    const [counts] = await cluster!.admin<{ mismatched: string }>(
-      `select count(*) as mismatched from "${server.schema}".subject_stats s
-        where s.memories <> (select count(*) from "${server.schema}".memories m where m.subject = s.subject)
-           or s.in_conversations <> (select count(*) from "${server.schema}".memories m where m.subject = s.subject and m.session_id is not null)`,
-    );
-    expect(Number(counts!.mismatched)).toBe(0);
+    const [counts] = await cluster!.admin<{ n: number }>(subjectCountMismatchesSql(server.schema));
+    expect(counts!.n).toBe(0);
     const [orphans] = await cluster!.admin<{ n: string }>(
       `select count(*) as n from "${server.schema}".memories m
         where not exists (select 1 from "${server.schema}".memory_terms t where t.memory_id = m.id)`,

@@ -9,6 +9,7 @@ import { openPGlite } from '../../src/db/pglite-open.js';
 import { runCli } from '../helpers/cli.js';
 import { FAULT_TESTS_REQUIRED, faultTestsUnavailable } from '../helpers/own-postgres.js';
 import { issueToken, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { subjectCountMismatchesSql } from '../helpers/stored-counts.js';
 import { freePort } from '../helpers/test-server.js';
 
 const run = promisify(execFile);
@@ -177,9 +178,7 @@ describe.skipIf(unavailable !== undefined && !FAULT_TESTS_REQUIRED)('a full disk
       for (const [memoryId, memoryText] of acknowledged) expect(stored.get(memoryId), `memory ${memoryId}`).toBe(memoryText);
       const storedTexts = new Set(stored.values());
       for (const refusedText of refused) expect(storedTexts.has(refusedText), 'a refused memory is stored').toBe(false);
-      const mismatches = await pglite.query<{ n: number }>(
-        `select count(*)::int as n from public.subject_stats s where s.memories <> (select count(*) from public.memories m where m.subject = s.subject)`,
-      );
+      const mismatches = await pglite.query<{ n: number }>(subjectCountMismatchesSql('public'));
       expect(mismatches.rows[0]!.n).toBe(0);
     } finally {
       await pglite.close();

@@ -1,0 +1,9 @@
+/**
+ * How many subjects' subject_stats counts disagree with their rows in `schema` (all memories, and those in a
+ * conversation): the fault tests' check that each count was written in its memory's transaction. One row, column n.
+ */
+export function subjectCountMismatchesSql(schema: string): string {
+  return `select count(*)::int as n from "${schema}".subject_stats s
+           where s.memories <> (select count(*) from "${schema}".memories m where m.subject = s.subject)
+              or s.in_conversations <> (select count(*) from "${schema}".memories m where m.subject = s.subject and m.session_id is not null)`;
+}
