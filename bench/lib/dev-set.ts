@@ -33,6 +33,43 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
 
 export const QUESTION_CATEGORIES = ['paraphrase', 'nowords', 'relation', 'firstperson', 'date', 'number', 'negation'] as const;
 
+/** A fact of the timeline set: `stored: 'later'` is remembered after the others; `same_as`: the fact it tells again. */
+export interface TimelineFact extends DevFact {
+  readonly stored?: 'later';
+  readonly same_as?: string;
+}
+
+/**
+ * The timeline set (bench/quality/README.md): another user whose facts changed over time, asked about now and
+ * before, about people by their roles, and questions that need two facts.
+ */
+export function loadTimelineSet(): { facts: TimelineFact[]; questions: DevQuestion[] } {
+  return { facts: read('timeline-facts.json'), questions: read('timeline-questions.json') };
+}
+
+export const TIMELINE_CATEGORIES = ['now', 'past', 'twofact', 'people'] as const;
+
+/**
+ * Seeds the timeline set as `subject`: the facts marked later after all the others, so that they are stored
+ * later. memory_id → the keys it counts as (its own id, and the fact it tells again).
+ */
+export async function seedTimeline(call: CallTool, subject: string, facts: readonly TimelineFact[]): Promise<Map<number, string[]>> {
+  const keysOf = new Map<number, string[]>();
+  for (const later of [false, true]) {
+    const batch = facts.filter((fact) => (fact.stored === 'later') === later);
+    const keyOf = await seed(call, subject, batch.map((fact) => ({ key: fact.id, text: fact.text })));
+    const sameAs = new Map(batch.map((fact) => [fact.id, fact.same_as]));
+    for (const [memoryId, key] of keyOf) keysOf.set(memoryId, [key, ...[sameAs.get(key) ?? []].flat()]);
+  }
+  return keysOf;
+}
+
+/** Whether every answer is among the first `k` results (a two-fact question is answered only with both). */
+export function allFound(answers: readonly string[], ranked: readonly (readonly string[])[], k: number): boolean {
+  const top = new Set(ranked.slice(0, k).flat());
+  return answers.every((answer) => top.has(answer));
+}
+
 /**
  * Remembers every text (dedup_policy insert, so each is stored) as `subject`; memory_id → key. `inOrder`: one at a
  * time, so that the subject's memories are stored in the items' order, as a conversation's are.
