@@ -6,6 +6,7 @@ import { subjectUnusedWords, subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, 
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
+import { arrangeFirstResults } from './arrange-results.js';
 import { bridgedByMeaning, dictionaryWords } from './meaning-bridge.js';
 import { asksAboutRole, bridgeNames, contentWords, meaningCandidates, personWords, textWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
@@ -105,7 +106,8 @@ export async function rankMemories(
     // Only a subject with memories in conversations has a next memory to look up.
     size.inConversations > 0 ? await continuationRanking(trx, subject, query, ranked[0]!.id) : undefined,
   ].filter((ranking) => ranking !== undefined);
-  return { ranked: extended.length === 0 ? ranked : fuseRankings([...rankings, ...extended], RRF_K), plan };
+  const fused = extended.length === 0 ? ranked : fuseRankings([...rankings, ...extended], RRF_K);
+  return { ranked: await arrangeFirstResults(trx, subject, query.text, fused), plan };
 }
 
 interface ResultText {

@@ -104,6 +104,28 @@ describe.each(engines)('recall on %s', (engine) => {
     expect(found.indexOf(bridged[1]!)).toBeLessThan(found.includes(bridged[2]!) ? found.indexOf(bridged[2]!) : 3);
   });
 
+  it('puts what holds now first, and what held before first when the question asks about the past', async () => {
+    const other = await server.token(newSubject());
+    const [before, now] = ['The user lived in a flat in Cardiff until March 2024.', 'The user now lives in a house in Bristol.'];
+    // The current fact is stored first here, and the one that held before last: the words say which is which.
+    for (const text of [now, ...FACTS, before]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
+    const first = async (query: string) => (await recall({ query, limit: 5 }, other)).memories[0]?.text;
+    expect(await first('Where does the user live these days?')).toBe(now);
+    expect(await first('Where did the user live before?')).toBe(before);
+  });
+
+  it('puts the version of a fact known more recently first: stored later, or confirmed since', async () => {
+    const other = await server.token(newSubject());
+    const [older, newer] = ["The user's dentist is Dr Kaur on Gloucester Road.", "The user's dentist is Dr Byrne at Easton Dental."];
+    const stored = new Map<string, number>();
+    for (const text of [older, ...FACTS, newer]) stored.set(text, (await server.call(other, 'remember', { text, dedup_policy: 'insert' })).structured.memory_id as number);
+    const texts = async (query: string) => (await recall({ query, limit: 5 }, other)).memories.map((memory) => memory.text);
+    expect((await texts("Who is the user's dentist?")).slice(0, 2)).toEqual([newer, older]);
+    expect((await texts("Who was the user's previous dentist?")).slice(0, 2)).toEqual([older, newer]);
+    await server.call(other, 'confirm', { memory_id: stored.get(older) });
+    expect((await texts("Who is the user's dentist?")).slice(0, 2)).toEqual([older, newer]);
+  });
+
   it('finds a person under the word the memories use for them ("spouse" asked, "partner" stored)', async () => {
     const other = await server.token(newSubject());
     const partner = "The user's partner Alex teaches chemistry at Hillside Academy.";

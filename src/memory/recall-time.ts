@@ -1,0 +1,152 @@
+import { STOP_WORDS } from './english.js';
+import { namesIn } from './recall-coverage.js';
+
+/**
+ * Time in recall: when the first results say different things about the same matter at different times ("worked
+ * at Acme until 2024", "now works at Globex"), the current one comes first unless the question asks about the past
+ * ("Where did I work before?"), which gets the older one first. A stage over the fused ranking's first results:
+ * it only swaps pairs about the same matter, so every other result keeps its place.
+ *
+ * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
+ * "switched", "instead"; a start: "since", "bought", "this year"; the past: "used to", "until", "previously",
+ * "before moving", "was" before a description), then for two versions of one fact ("The user's dentist is Dr
+ * Kaur" / "… is Dr Byrne") the latest year each names and when each was last known to hold (last_confirmed_at,
+ * which confirm and restatements move, or its storing).
+ */
+
+/** How many of the first results are compared. */
+export const TIME_WINDOW = 6;
+/**
+ * From which cosine similarity (local model) a pair marked at different times is about the same matter, by how
+ * far apart the marks are: a text that says it held before against one that does not (a replaced job and the new
+ * one measured 0.30–0.65; two facts taken at random, median 0.28, but these are also among the question's first
+ * results); one that says it changed ("now", "instead") against an unmarked one (a fact about someone else that
+ * says "now" measured 0.47–0.53 against the right answer); one that only says when it started ("since 2022", "this
+ * year"), which is as often another fact altogether ("Theo's teacher this year is Mr Bell" / "Theo is 9 and plays
+ * the violin", 0.54).
+ */
+const PAST_SIMILARITY = 0.3;
+const CHANGE_SIMILARITY = 0.55;
+const START_SIMILARITY = 0.6;
+/**
+ * Two versions of one fact that mark no time (or the same) are nearly alike ("The user's dentist is Dr Kaur on
+ * Gloucester Road" / "… is Dr Byrne at Easton Dental", 0.86), say it in mostly the same words and name different
+ * names or numbers.
+ */
+const VERSION_SIMILARITY = 0.7;
+const VERSION_SHARED_WORDS = 0.5;
+
+/** 2: the text says it changed and holds now; 1: when it started; 0: no time; -1: that it held before. */
+export type TimeMark = 2 | 1 | 0 | -1;
+
+const CHANGED = /\b(?:now|nowadays|currently|these days|at the moment|at present|presently|no longer|any ?more(?=\s*(?:[.,;!]|$))|instead|switched|again)\b/i;
+const STARTED = /\b(?:since|as of|still|recently|lately|this year|bought|started|joined|took up|has taken up|became|adopted)\b/i;
+const PAST =
+  /\b(?:used to|until|till|previously|formerly|former|ex-|back then|back in|in the past|growing up|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months))\b/i;
+/** "Before Northwind, …": before a name (not "before lunch"). */
+const BEFORE_NAME = /\b[Bb]efore \p{Lu}/u;
+/** "was"/"were" before a description ("The user's GP was Dr Patel"), not before an event's participle ("was born"). */
+const PAST_STATE = /\b(?:was|were) (?!born\b|bitten\b|diagnosed\b|told\b|given\b|made\b|taken\b|\w+ed\b)/i;
+
+/** What a memory's text says about when it holds. */
+export function timeMark(text: string): TimeMark {
+  if (CHANGED.test(text)) return 2;
+  if (STARTED.test(text)) return 1;
+  return PAST.test(text) || BEFORE_NAME.test(text) || PAST_STATE.test(text) ? -1 : 0;
+}
+
+const QUESTION_NOW = /\b(?:now|nowadays|currently|current|these days|at the moment|at present|presently|still|today|this year)\b/i;
+const QUESTION_PAST =
+  /\b(?:used? to|before|previously|previous|formerly|former|ex-|back then|back in|in the past|originally|growing up|as a (?:child|kid|student|teenager)|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had|did)|\w+ (?:years?|months?) ago|did [^?]*\bever)\b|\b(?:my|our|his|her|their|the user's|user's) old\b/i;
+const PAST_TENSE = /\b(?:was|were|did|had)\b/i;
+
+/**
+ * What a question asks about: the past ("used to", "before", "my old boss"), the present (a present-tense
+ * question, or one that says "now"), or neither: a question in the past tense that names no time ("What was my
+ * cholesterol?") asks about something that happened, not about what held before, so no version is preferred.
+ */
+export function questionTime(question: string): 'past' | 'present' | 'either' {
+  const text = question.replace(/[’]/g, "'");
+  if (QUESTION_NOW.test(text)) return 'present';
+  if (QUESTION_PAST.test(text)) return 'past';
+  return PAST_TENSE.test(text) ? 'either' : 'present';
+}
+
+export interface TimedResult {
+  readonly id: number;
+  readonly text: string;
+  readonly createdAt: Date;
+  readonly lastConfirmedAt: Date;
+}
+
+/**
+ * `results` (the first results, best first) with the results about the same matter put in time order: for a
+ * question about the past, what held before first; otherwise what holds now. `similarity(i, j)` is the cosine
+ * similarity of results i and j (null when unknown: never the same matter). Pairs are swapped in place, so a
+ * result about something else never moves.
+ */
+export function orderByTime<T extends TimedResult>(question: string, results: readonly T[], similarity: (i: number, j: number) => number | null): T[] {
+  const asked = questionTime(question);
+  if (asked === 'either') return [...results];
+  const direction = asked === 'past' ? -1 : 1;
+  const marks = results.map((result) => timeMark(result.text));
+  const facts = results.map((result) => ({ words: frameWords(result.text), names: namesIn(result.text), year: latestYear(result.text) }));
+  /** > 0 when result b should come before result a. */
+  const preference = (a: number, b: number): number => {
+    const similar = similarity(a, b);
+    if (similar === null) return 0;
+    const [markA, markB] = [marks[a]!, marks[b]!];
+    if (markA !== markB) {
+      const needed = Math.min(markA, markB) === -1 ? PAST_SIMILARITY : Math.max(markA, markB) === 2 ? CHANGE_SIMILARITY : START_SIMILARITY;
+      return similar >= needed ? direction * (markB - markA) : 0;
+    }
+    if (similar < VERSION_SIMILARITY || !versions(facts[a]!, facts[b]!)) return 0;
+    const [yearA, yearB] = [facts[a]!.year, facts[b]!.year];
+    if (yearA !== undefined && yearB !== undefined && yearA !== yearB) return direction * (yearB - yearA);
+    return direction * (knownAt(results[b]!) - knownAt(results[a]!) || results[b]!.id - results[a]!.id);
+  };
+  const order = results.map((_, index) => index);
+  // Pairwise swaps until every compared pair is in order (or a few passes: the preference need not be transitive).
+  for (let pass = 0; pass < results.length; pass++) {
+    let swapped = false;
+    for (let i = 0; i < order.length; i++) {
+      for (let j = i + 1; j < order.length; j++) {
+        if (preference(order[i]!, order[j]!) > 0) {
+          [order[i], order[j]] = [order[j]!, order[i]!];
+          swapped = true;
+        }
+      }
+    }
+    if (!swapped) break;
+  }
+  return order.map((index) => results[index]!);
+}
+
+interface FactShape {
+  readonly words: ReadonlySet<string>;
+  readonly names: ReadonlySet<string>;
+  readonly year: number | undefined;
+}
+
+/** Two texts that say mostly the same words about different names or numbers: two versions of one fact. */
+function versions(a: FactShape, b: FactShape): boolean {
+  const shared = [...a.words].filter((word) => b.words.has(word)).length;
+  const union = new Set([...a.words, ...b.words]).size;
+  const sameNames = a.names.size === b.names.size && [...a.names].every((name) => b.names.has(name));
+  return union > 0 && shared / union >= VERSION_SHARED_WORDS && !sameNames;
+}
+
+/** A text's lowercase words that are neither grammar, names nor numbers, roughly stemmed ("works" → "work"). */
+function frameWords(text: string): Set<string> {
+  const words = text.match(/\b\p{Ll}[\p{Ll}'-]*/gu) ?? [];
+  return new Set(words.filter((word) => word.length > 2 && !STOP_WORDS.has(word)).map((word) => word.replace(/'s$/, '').replace(/(?<=\w{3})(?:ing|ed|es|s)$/, '')));
+}
+
+/** The latest year a text names (1900–2099), or undefined. */
+function latestYear(text: string): number | undefined {
+  const years = (text.match(/\b(?:19|20)\d{2}\b/g) ?? []).map(Number);
+  return years.length === 0 ? undefined : Math.max(...years);
+}
+
+/** When a memory was last known to hold: confirmed (or restated) then, stored at the latest. */
+const knownAt = (result: TimedResult): number => Math.max(result.lastConfirmedAt.getTime(), result.createdAt.getTime());

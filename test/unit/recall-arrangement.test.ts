@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { spreadNearCopies } from '../../src/memory/recall-coverage.js';
+import { orderByTime, questionTime, timeMark } from '../../src/memory/recall-time.js';
+
+const day = 86_400_000;
+const stored = (id: number, text: string, daysAgo: number, confirmedDaysAgo = daysAgo) => ({
+  id,
+  text,
+  createdAt: new Date(Date.UTC(2026, 10, 1) - daysAgo * day),
+  lastConfirmedAt: new Date(Date.UTC(2026, 10, 1) - confirmedDaysAgo * day),
+});
+/** A similarity table over result positions: `pairs` lists [i, j, similarity]; every other pair is 0.1. */
+const similarities = (pairs: [number, number, number][]) => (i: number, j: number) =>
+  pairs.find(([a, b]) => (a === i && b === j) || (a === j && b === i))?.[2] ?? 0.1;
+const ids = (results: readonly { id: number }[]) => results.map((result) => result.id);
+
+describe('timeMark and questionTime', () => {
+  it.each([
+    ['Robin now works at Globex Energy.', 2],
+    ['Since last summer the user eats meat again.', 2],
+    ['The user switched to Starling Bank in January 2025.', 2],
+    ['The user no longer eats meat.', 2],
+    ['The user has taken Portuguese lessons since September 2025.', 1],
+    ['The user bought a Kia Niro in 2025.', 1],
+    ['Robin worked at Acme until March 2024.', -1],
+    ['I used to play rugby.', -1],
+    ["The user's GP was Dr Patel.", -1],
+    ['Before Northwind, the user worked at Sage.', -1],
+    ['I lived in Cardiff for six years.', -1],
+    ['The user was born in 1990 in Swansea.', 0],
+    ['The user is most productive before lunch.', 0],
+    ['The user does not want any more pets.', 0],
+    ["The user's dentist is Dr Kaur.", 0],
+  ] as const)('%s → %d', (text, mark) => {
+    expect(timeMark(text)).toBe(mark);
+  });
+
+  it.each([
+    ['Where did I work before?', 'past'],
+    ['Which gym did the user use to go to?', 'past'],
+    ["Who was the user's old boss?", 'past'],
+    ['Did the user ever smoke?', 'past'],
+    ['Who was I going out with a few years ago?', 'past'],
+    ['Where do I work now?', 'present'],
+    ['Where does the user work?', 'present'],
+    ['How old is the user?', 'present'],
+    ['What does my old flatmate do now?', 'present'],
+    ['What was my cholesterol?', 'either'],
+    ['When did the user get married?', 'either'],
+  ] as const)('%s → %s', (question, time) => {
+    expect(questionTime(question)).toBe(time);
+  });
+});
+
+describe('orderByTime', () => {
+  const acme = stored(1, 'The user worked at Acme until 2024.', 400);
+  const globex = stored(2, 'The user now works at Globex.', 100);
+  const other = stored(3, 'The user works from home on Wednesdays.', 50);
+
+  it('puts what holds now first, unless the question asks about the past', () => {
+    const results = [acme, other, globex];
+    const similar = similarities([[0, 2, 0.55]]);
+    expect(ids(orderByTime('Where does the user work now?', results, similar))).toEqual([2, 3, 1]);
+    expect(ids(orderByTime('Where did the user work before?', [globex, other, acme], similar))).toEqual([1, 3, 2]);
+    // Already in order: nothing moves.
+    expect(ids(orderByTime('Where did the user work before?', results, similar))).toEqual([1, 3, 2]);
+  });
+
+  it('leaves results about other matters where they are, and a question in the past tense naming no time alone', () => {
+    // Marked differently but not alike: not two versions of one fact.
+    expect(ids(orderByTime('Where does the user work?', [acme, other, globex], similarities([])))).toEqual([1, 3, 2]);
+    expect(ids(orderByTime('Where did the user work?', [acme, other, globex], similarities([[0, 2, 0.55]])))).toEqual([1, 3, 2]);
+    // Saying when it started is no change: it needs a closer likeness to count as a newer version.
+    const teacher = stored(8, "Theo's teacher this year is Mr Bell.", 10);
+    const violin = stored(9, 'Theo is 9 and plays the violin.', 100);
+    expect(ids(orderByTime('How old is Theo?', [violin, teacher], similarities([[0, 1, 0.54]])))).toEqual([9, 8]);
+    expect(ids(orderByTime('How old is Theo?', [violin, teacher], similarities([[0, 1, 0.65]])))).toEqual([8, 9]);
+  });
+
+  it('orders two alike versions that mark no time by when each was last known to hold', () => {
+    const kaur = stored(4, "The user's dentist is Dr Kaur.", 300);
+    const byrne = stored(5, "The user's dentist is Dr Byrne.", 30);
+    const similar = similarities([[0, 1, 0.86]]);
+    expect(ids(orderByTime("Who is the user's dentist?", [kaur, byrne], similar))).toEqual([5, 4]);
+    expect(ids(orderByTime("Who was the user's previous dentist?", [byrne, kaur], similar))).toEqual([4, 5]);
+    // Confirmed since: the older memory is the one known to hold now.
+    const confirmed = stored(4, "The user's dentist is Dr Kaur.", 300, 1);
+    expect(ids(orderByTime("Who is the user's dentist?", [byrne, confirmed], similar))).toEqual([4, 5]);
+    // Less alike than two versions of one fact, or not in the same words: left alone.
+    expect(ids(orderByTime("Who is the user's dentist?", [kaur, byrne], similarities([[0, 1, 0.5]])))).toEqual([4, 5]);
+    const rent = stored(10, 'The user pays £1,150 a month in rent.', 300);
+    const saving = stored(11, 'The user is saving £400 a month towards a house deposit.', 30);
+    expect(ids(orderByTime('How much rent does the user pay?', [rent, saving], similarities([[0, 1, 0.8]])))).toEqual([10, 11]);
+  });
+
+  it('prefers the later year two alike versions name over when they were stored', () => {
+    const older = stored(6, "The user's 10k best is 47:30, set in 2025.", 300);
+    const newer = stored(7, "The user's 10k best is 52 minutes, set in 2022.", 10);
+    expect(ids(orderByTime("What is the user's 10k best?", [newer, older], similarities([[0, 1, 0.75]])))).toEqual([6, 7]);
+  });
+});
+
+describe('spreadNearCopies', () => {
+  const text = (value: string) => ({ text: value });
+
+  it('moves a near-copy of a better result after the others of the window', () => {
+    const results = [text('Ivy is allergic to eggs.'), text("Ivy can't eat eggs; she's allergic."), text('Ivy goes to Sunflowers nursery.'), text('Oscar is seven.')];
+    expect(spreadNearCopies(results, similarities([[0, 1, 0.91]]))).toEqual([results[0], results[2], results[3], results[1]]);
+    const home = [text('The user works from home every Wednesday.'), text('The user works from home on Wednesdays.'), text('Other.')];
+    expect(spreadNearCopies(home, similarities([[0, 1, 0.97]]))).toEqual([home[0], home[2], home[1]]);
+    // Not alike enough: nothing moves.
+    expect(spreadNearCopies(results, similarities([[0, 1, 0.8]]))).toEqual(results);
+  });
+
+  it('keeps alike results apart when one names what the other does not, or when they are versions in time', () => {
+    const dentists = [text("The user's dentist is Dr Kaur on Gloucester Road."), text("The user's dentist is Dr Byrne at Easton Dental."), text('Other.')];
+    expect(spreadNearCopies(dentists, similarities([[0, 1, 0.86]]))).toEqual(dentists);
+    const rent = [text('The rent is £1,100.'), text('The rent is £1,100 a month.'), text('Other.')];
+    expect(spreadNearCopies(rent, similarities([[0, 1, 0.9]]), () => true)).toEqual(rent);
+    expect(spreadNearCopies(rent, similarities([[0, 1, 0.9]]))).toEqual([rent[0], rent[2], rent[1]]);
+  });
+});
