@@ -38,9 +38,19 @@ export function contentWords(query: string): string {
   return variants.length === 0 ? text : `${text} ${variants.join(' ')}`;
 }
 
-/** The question without the words that say what kind of answer is wanted, and without modal verbs. */
+/**
+ * Words that say when the question is about ("now", "these days", "used to", "a few years ago", "before" at the
+ * end or before a name), not what: a memory sharing only them is no evidence ("These days the user's main sport
+ * is climbing" for "How does the user keep fit these days?"). Which version of a fact is meant is recall-time.ts's
+ * business.
+ */
+const TIME_QUALIFIERS =
+  /\b(?:right now|now|nowadays|currently|these days|at the moment|at present|presently|any ?more|used? to|previously|formerly|back then|in the past|(?:a few|a couple of|some|many|several|\d+|two|three|four|five|ten) (?:years?|months?|weeks?) ago)\b/gi;
+const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
+
+/** The question without the words that say what kind of answer is wanted, without modal verbs and without time qualifiers. */
 function withoutAnswerType(query: string): string {
-  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ');
+  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ');
 }
 
 /** Verbs that mostly serve as auxiliaries in questions: their other forms are no evidence. */
@@ -75,8 +85,26 @@ export function bridgeNames(question: string, texts: readonly string[]): string[
         if (words[next]!.endsWith("'s")) break;
       }
     });
+    for (const name of subjectNames(text, roles, asked)) names.add(name);
   }
   return [...names];
+}
+
+/**
+ * The names a sentence gives its subject when it says the subject is the role asked about, at the end ("Val's
+ * daughter Lottie is the user's favourite cousin."): Val and Lottie, through whom the cousin's mother is found.
+ */
+function subjectNames(text: string, roles: ReadonlySet<string>, asked: ReadonlySet<string>): string[] {
+  const names: string[] = [];
+  for (const sentence of text.replace(/[’]/g, "'").split(/(?<=[.!?;])\s+/)) {
+    const said = /^(.+?)\s+(?:is|are|was|were)\s+(?:[^.;!?]*\s)?([\p{L}-]+)\s*[.;!?]?$/u.exec(sentence.trim());
+    if (said === null || !roles.has(roleOf(said[2]!) ?? '')) continue;
+    for (const word of bridgeTokens(said[1]!)) {
+      const name = word.replace(/'s$/, '');
+      if (/^\p{Lu}/u.test(name) && name !== 'I' && !STOP_WORDS.has(name.toLowerCase()) && !asked.has(name.toLowerCase())) names.push(name);
+    }
+  }
+  return names;
 }
 
 /** Whether the question names a kinship or role word (bridgeNames has something to look for). */

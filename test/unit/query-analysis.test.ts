@@ -38,6 +38,13 @@ describe('bridgeNames', () => {
     expect(bridgeNames('Who are my brothers?', ['The user has not spoken to their brother Ciarán since 2022.'])).toEqual(['Ciarán']);
   });
 
+  it("takes the names of a sentence's subject when it says the subject is the role asked about", () => {
+    expect(bridgeNames("What does my cousin's mother do?", ["Val's daughter Lottie is the user's favourite cousin."])).toEqual(['Val', 'Lottie']);
+    expect(bridgeNames('Who is my mentor?', ['Sunita from the data team is my mentor.'])).toEqual(['Sunita']);
+    // Not when the role word is not what the sentence says the subject is.
+    expect(bridgeNames("What does my cousin's mother do?", ["Val's daughter Lottie has a cousin in Leeds."])).toEqual([]);
+  });
+
   it('finds nothing without a role word, for another role, or for a name the question already gives', () => {
     expect(bridgeNames('Where does the user work?', ["The user's son Theo is 9."])).toEqual([]);
     expect(bridgeNames("Who teaches the user's daughter?", ["The user's son Theo is 9."])).toEqual([]);
