@@ -31,6 +31,8 @@ describe('timeMark and questionTime', () => {
     ['The user is most productive before lunch.', 0],
     ['The user does not want any more pets.', 0],
     ["The user's dentist is Dr Kaur.", 0],
+    ['The user was registered with Dr. Patel until 2024.', -1],
+    ['Sam: How was your trip to Lisbon? I sold my old car to a neighbour.', 0],
   ] as const)('%s → %d', (text, mark) => {
     expect(timeMark(text)).toBe(mark);
   });
