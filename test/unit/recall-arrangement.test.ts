@@ -71,6 +71,8 @@ describe('orderByTime', () => {
   it('leaves results about other matters where they are, and a question in the past tense naming no time alone', () => {
     // Marked differently but not alike: not two versions of one fact.
     expect(ids(orderByTime('Where does the user work?', [acme, other, globex], similarities([])))).toEqual([1, 3, 2]);
+    // Vectors that cannot be compared (another model, during a re-embedding): never the same matter.
+    expect(ids(orderByTime('Where does the user work?', [acme, other, globex], () => null))).toEqual([1, 3, 2]);
     expect(ids(orderByTime('Where did the user work?', [acme, other, globex], similarities([[0, 2, 0.55]])))).toEqual([1, 3, 2]);
     // Saying when it started is no change: it needs a closer likeness to count as a newer version.
     const teacher = stored(8, "Theo's teacher this year is Mr Bell.", 10);
@@ -110,6 +112,7 @@ describe('spreadNearCopies', () => {
     expect(spreadNearCopies(results, similarities([[0, 1, 0.91]]))).toEqual([results[0], results[2], results[3], results[1]]);
     const home = [text('The user works from home every Wednesday.'), text('The user works from home on Wednesdays.'), text('Other.')];
     expect(spreadNearCopies(home, similarities([[0, 1, 0.97]]))).toEqual([home[0], home[2], home[1]]);
+    expect(spreadNearCopies(results, () => null)).toEqual(results);
     // Not alike enough: nothing moves.
     expect(spreadNearCopies(results, similarities([[0, 1, 0.8]]))).toEqual(results);
   });
