@@ -55,6 +55,8 @@ export interface ComposeOptions {
   readonly authorizationServerLimits?: AuthorizationServerLimits;
   /** The network edge of client metadata document fetches (tests: a CA to trust, a resolver). */
   readonly clientMetadataConnect?: ClientMetadataFetchOptions['connect'];
+  /** Sign-ins one address may start on the web page per minute (default 30; tests that sign in often raise it). */
+  readonly webSignInPerMinute?: number;
   /** Benchmarks lower it to send small subjects down the index path (see vectorRanking, findNearMemories). */
   readonly exactScanLimit?: number;
 }
@@ -107,7 +109,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     metrics,
     health: { database: () => db.ready(), embeddings: () => embedder.ready() },
     authorizationServer: builtInAuthorizationServer(config, { stateFile, users, db, logger, options, webPageOn: signIn.on }),
-    web: webPage(config, { memory, signIn, users, revocation, logger }),
+    web: webPage(config, { memory, signIn, users, revocation, logger, signInPerMinute: options.webSignInPerMinute ?? WEB_SIGN_IN_PER_MINUTE }),
   });
   const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
 
@@ -183,7 +185,7 @@ function webSignIn(
 
 function webPage(
   config: Config,
-  deps: { memory: MemoryService; signIn: WebSignIn; users: UserStore | undefined; revocation: AccountRevocation | undefined; logger: Logger },
+  deps: { memory: MemoryService; signIn: WebSignIn; users: UserStore | undefined; revocation: AccountRevocation | undefined; logger: Logger; signInPerMinute: number },
 ): WebPageOptions {
   const { users, revocation } = deps;
   const perMinute = config.http.rateLimitPerMinute;
@@ -208,7 +210,7 @@ function webPage(
     endAuthorizationSession: revocation === undefined ? undefined : (request, subject) => revocation.endSession(subject, request.cookies[SESSION_COOKIE]),
     revokeSubject: revocation === undefined ? undefined : (subject) => revocation.revokeEverything(subject),
     hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
-    perAddressLimit: addressRateLimit(WEB_SIGN_IN_PER_MINUTE),
+    perAddressLimit: addressRateLimit(deps.signInPerMinute),
     perSubjectLimit: perMinute > 0 ? rateLimit(perMinute, (request) => request.webSession?.subject ?? `ip:${request.ip}`) : undefined,
     logger: deps.logger,
   };
