@@ -21,6 +21,9 @@ const XSS = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">
 /** The same as a tag (tags are lower-cased, spaces and underscores become hyphens): this one is stored as it is. */
 const XSS_TAG = `"><svg/onload=alert(5)><script>alert(4)</script>`;
 
+/** The matrix and the XSS screens: over a hundred requests and sign-ins in a real browser, more than the default on a busy machine. */
+const LONG_TEST_MS = 180_000;
+
 type BodyType = 'urlencoded' | 'multipart' | 'json' | 'text' | 'none';
 const BODY_TYPES: readonly BodyType[] = ['urlencoded', 'multipart', 'json', 'text', 'none'];
 type TokenCase = 'missing' | 'wrong' | 'right';
@@ -240,7 +243,7 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
     await signInOnPage(page, server.url, ALICE);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     aliceToken = await server.token(aliceId);
-  });
+  }, LONG_TEST_MS);
 
   it('renders every stored field with hostile markup as text, on every screen, with no script running (CSP bypassed)', async () => {
     const id = await remember(`Alice wrote ${XSS}`, { tags: [XSS_TAG, 'plain'], source_provider: XSS, session_id: XSS, capture_mode: 'explicit' });
@@ -305,7 +308,7 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
       await rememberCookies(context);
       await context.close();
     }
-  });
+  }, LONG_TEST_MS);
 
   it('returns after sign-in only to a local path: tabs, newlines, backslashes, `//` and their encodings give `/`', async () => {
     const cookie = await cookieHeader(alice.context);
