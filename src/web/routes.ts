@@ -36,8 +36,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /**
-     * The route reads a file from a multipart body and checks the form's CSRF token itself, before the file
-     * (see readUpload). Every other state-changing route takes only url-encoded forms, checked before its handler.
+     * The route reads a file from a multipart body and checks the form's CSRF token itself, before the file (as
+     * POST /data/import does). Every other state-changing route takes only url-encoded forms, checked before its handler.
      */
     webFileUpload?: boolean;
   }
@@ -488,7 +488,7 @@ function fieldMessage(error: ServiceError, labels: Record<string, string>): stri
 function readPending(value: string | undefined): PendingSignIn | undefined {
   if (value === undefined) return undefined;
   const parsed = z
-    .strictObject({ state: z.string().min(1).max(200), codeVerifier: z.string().min(43).max(128), next: z.string().max(2000) })
+    .strictObject({ state: z.string().min(1).max(200), codeVerifier: z.string().min(43).max(128), next: z.string().max(NEXT_MAX_CHARS) })
     .safeParse((() => {
       try {
         return JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
