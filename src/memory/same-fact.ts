@@ -70,7 +70,9 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
     !ownersDiffer(left, right) &&
-    !subjectSwapped(left, right) &&
+    !argumentsSwapped(left, right) &&
+    !argumentsSwapped(right, left) &&
+    !slotsSwapped(left, right) &&
     !namedRolesDiffer(left, right) &&
     !particlesChanged(left, right) &&
     !countsDiffer(left, right) &&
@@ -83,10 +85,13 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
   const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
   const union = left.content.size + right.content.size - Math.min(covered, shared);
   return {
-    same: agree && covered === right.content.size && left.content.size + right.content.size > 0,
+    same: agree && covered === right.content.size && hasEvidence(left) && hasEvidence(right),
     overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
   };
 }
+
+/** Something to compare: "The user has three nieces" has no content word, but a number and a role. */
+const hasEvidence = (evidence: Evidence): boolean => evidence.content.size + evidence.roles.size + evidence.numbers.size + evidence.codes.size + evidence.names.size > 0;
 
 interface Evidence {
   /** Numbers (canonical digits), times of day, months and weekdays. */
@@ -128,6 +133,10 @@ interface Evidence {
   readonly qualifiers: ReadonlySet<Qualifier>;
   /** Things counted as one ("a cat") or as more than one ("cats"), by root. */
   readonly counts: ReadonlyMap<string, ReadonlySet<Count>>;
+  /** Who or what comes before and after each verb (see framesOf). */
+  readonly frames: readonly Frame[];
+  /** The values (numbers, dates, codes, names) and words of each clause (see clausesOf). */
+  readonly clauses: readonly Clause[];
 }
 
 function evidenceOf(text: string): Evidence {
@@ -152,8 +161,8 @@ function evidenceOf(text: string): Evidence {
   const counts = new Map<string, Set<Count>>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
-  for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
-    const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+  for (const sentence of normalised.split(SENTENCE_BREAK)) {
+    const tokens = tokensOf(sentence);
     const sentenceWords: string[] = [];
     sentences.push(sentenceWords);
     let negation = false;
@@ -237,9 +246,10 @@ function evidenceOf(text: string): Evidence {
         numbers.add(weekday);
         return;
       }
-      if (/\p{N}/u.test(lower) || /\p{L}[._@/]\p{L}/u.test(lower) || lower.startsWith('@')) {
+      if (isCode(lower)) {
         codes.add(lower.replace(/^@/, ''));
-        return;
+        // A hyphenated word is also its words ("cold-water swimmer" / "swims in cold water"); digits and handles are not.
+        if (!/^[\p{L}-]+$/u.test(lower)) return;
       }
       if (lower.length === 1 && lower !== 'a' && word !== 'I') {
         codes.add(lower);
@@ -260,7 +270,9 @@ function evidenceOf(text: string): Evidence {
         const count = part === lower ? countOf(part, root, tokens[index - 1], tokens[index + 1]) : undefined;
         if (count !== undefined) counts.set(root, (counts.get(root) ?? new Set()).add(count));
         // "is moving" is the present ("moved" is not), whatever "-ing" alone says.
-        const tense = tenseOf(part) ?? (part.endsWith('ing') && PRESENT_BE.has(previous ?? '') ? 'present' : undefined);
+        // A participle after "is", "was", "got" or before "by" takes its tense from the auxiliary: "is chased" is no past.
+        const participle = (BE_OR_GET.has(previous ?? '') || next === 'by') && tenseOf(part) === 'past';
+        const tense = participle ? undefined : (tenseOf(part) ?? (part.endsWith('ing') && PRESENT_BE.has(previous ?? '') ? 'present' : undefined));
         if (tense === 'past') pastRoots.add(root);
         else if (tense === 'present') presentRoots.add(root);
         if (negation) {
@@ -270,7 +282,143 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, counts };
+  const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(tokensOf(sentence)));
+  const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, counts, frames, clauses };
+}
+
+const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
+/** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
+const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
+const tokensOf = (text: string): string[] => text.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+
+/**
+ * What a token is to the order-aware comparisons: a value that must agree exactly (a number, time, month,
+ * weekday, code or name: never stemmed), a word (a content word's root, a role, the user), or nothing (grammar).
+ */
+function tokenKey(raw: string, index: number, next: string | undefined): { value?: string; word?: string } {
+  const word = bareWord(raw);
+  const lower = word.toLowerCase();
+  if (lower === '' || NEGATIONS.has(lower)) return {};
+  const number = numberValue(lower);
+  if (number !== undefined) return { value: number };
+  const capitalised = /^\p{Lu}/u.test(word) && (index > 0 || /^\d/.test(next ?? '') || lower.length > 3);
+  const date = MONTHS.get(lower) ?? WEEKDAYS.get(lower.replace(/s$/, ''));
+  if (date !== undefined && (capitalised || lower.length > 4)) return { value: date };
+  if (isCode(lower)) return { value: lower.replace(/^@/, '') };
+  if (lower === 'user') return { word: 'user' };
+  if (STOP_WORDS.has(lower) || GLUE.has(lower)) return {};
+  const role = roleOf(lower);
+  if (role !== undefined) return { word: role };
+  if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') return { value: lower };
+  return { word: rootOf(lower) };
+}
+
+/** A word with digits or inner punctuation (a handle, a version, an order number, a domain) or a hyphenated word no dictionary has: compared as written. */
+function isCode(lower: string): boolean {
+  return /\p{N}/u.test(lower) || /\p{L}[._@/]\p{L}/u.test(lower) || lower.startsWith('@') || (/\p{L}-\p{L}/u.test(lower) && !isEntry(lower) && !lower.split('-').every((part) => STOP_WORDS.has(part) || isEntry(part) && NUMBER_WORDS.has(part)));
+}
+
+/** A verb with who or what is before it (its subject) and after it (its object), in the active voice. */
+interface Frame {
+  readonly verb: string;
+  readonly subject: string;
+  readonly object: string;
+}
+const BE_OR_GET = new Set(['is', 'are', 'am', 'was', 'were', 'be', 'been', 'being', 'get', 'gets', 'got', 'gotten', 'getting']);
+
+/**
+ * Each verb of a sentence with the nearest participant before it and the head of the phrase after it ("the
+ * user's cat chases the neighbour's dog": chase, cat, dog); a passive ("the dog was chased by the cat") is read
+ * as its active. Heads are values or words as tokenKey reads them; adverbs and possessors are passed over.
+ */
+function framesOf(tokens: readonly string[]): Frame[] {
+  const keys = tokens.map((raw, index) => tokenKey(raw, index, tokens[index + 1]));
+  const head = (index: number) => keys[index]!.value ?? keys[index]!.word;
+  const possessor = (index: number) => /'s$/i.test(tokens[index]!) && !IS_CONTRACTED.has(bareWord(tokens[index]!).toLowerCase());
+  const adverb = (index: number) => (BEFORE_VERB.has(tokens[index]!.toLowerCase()) && head(index) !== 'user') || /ly$/.test(tokens[index]!);
+  const skipped = (index: number) => head(index) === undefined || possessor(index) || adverb(index);
+  const before = (at: number) => {
+    for (let index = at - 1; index >= 0; index--) if (!skipped(index)) return head(index);
+    return undefined;
+  };
+  const after = (at: number) => {
+    for (let index = at + 1; index < tokens.length; index++) if (!skipped(index)) return head(index);
+    return undefined;
+  };
+  const frames: Frame[] = [];
+  tokens.forEach((raw, at) => {
+    // A word after a number is what it counts ("300 pounds"), not a verb.
+    if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || keys[at - 1]?.value !== undefined) return;
+    const by = tokens.indexOf('by', at + 1);
+    const passive = BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '') || by === at + 1;
+    const subject = passive ? (by < 0 ? undefined : after(by)) : before(at);
+    const object = passive ? before(at) : after(at);
+    if (subject !== undefined && object !== undefined && subject !== object) frames.push({ verb: rootOf(raw), subject, object });
+  });
+  return frames;
+}
+
+/**
+ * "Kofi mentors Ben" is not "Ben mentors Kofi", nor "the cat chases the dog" "the dog chases the cat": a verb
+ * both texts use with subject and object exchanged, and not also in the stored order.
+ */
+function argumentsSwapped(left: Evidence, right: Evidence): boolean {
+  return left.frames.some(
+    (stated) =>
+      right.frames.some((other) => other.verb === stated.verb && other.subject === stated.object && other.object === stated.subject) &&
+      !right.frames.some((other) => other.verb === stated.verb && other.subject === stated.subject && other.object === stated.object),
+  );
+}
+
+interface Clause {
+  readonly values: ReadonlySet<string>;
+  readonly words: ReadonlySet<string>;
+}
+function clauseOf(tokens: readonly string[]): Clause {
+  const values = new Set<string>();
+  const words = new Set<string>();
+  tokens.forEach((raw, index) => {
+    const key = tokenKey(raw, index, tokens[index + 1]);
+    if (key.value !== undefined) values.add(key.value);
+    if (key.word !== undefined) words.add(key.word);
+  });
+  return { values, words };
+}
+
+/**
+ * "The morning alarm is 6:15 and the evening one 9:30" is not the same with the times exchanged: each word that
+ * stands beside one value only (in its clause) is asked whether it stands beside the same value in the other
+ * text. Values exchanged between slots when more than twice as many of those words moved as stayed ("the evening
+ * alarm is 9:30 and the morning one 6:15" keeps "morning" and "evening" with their times; only "alarm" moved; the
+ * words of a first clause that later ones leave out, "I take 20 mg of citalopram in the morning and 10 at night",
+ * move with whichever value is written first).
+ */
+function slotsSwapped(left: Evidence, right: Evidence): boolean {
+  const valueOf = (evidence: Evidence) => {
+    const clausesOfValue = new Map<string, number[]>();
+    evidence.clauses.forEach((clause, at) => clause.values.forEach((value) => clausesOfValue.set(value, [...(clausesOfValue.get(value) ?? []), at])));
+    return new Map([...clausesOfValue].filter(([, at]) => at.length === 1).map(([value, [at]]) => [value, at!]));
+  };
+  const leftValues = valueOf(left);
+  const rightValues = valueOf(right);
+  const shared = [...leftValues.keys()].filter((value) => rightValues.has(value));
+  if (shared.length < 2) return false;
+  const attached = (evidence: Evidence, values: ReadonlyMap<string, number>) => {
+    const byWord = new Map<string, string[]>();
+    for (const value of shared) for (const word of evidence.clauses[values.get(value)!]!.words) byWord.set(word, [...(byWord.get(word) ?? []), value]);
+    return new Map([...byWord].filter(([, found]) => found.length === 1).map(([word, [value]]) => [word, value!]));
+  };
+  const leftWords = attached(left, leftValues);
+  const rightWords = attached(right, rightValues);
+  let stayed = 0;
+  let moved = 0;
+  for (const [word, value] of leftWords) {
+    const other = rightWords.get(word);
+    if (other === value) stayed++;
+    else if (other !== undefined) moved++;
+  }
+  return moved > 2 * stayed;
 }
 
 type Count = 'one' | 'many';
@@ -441,30 +589,6 @@ function disagreeWhereBothSay(left: ReadonlyMap<string, ReadonlySet<string>>, ri
     const others = right.get(key);
     return others !== undefined && !setsEqual(values, others);
   });
-}
-
-/**
- * "Sam owes the user £50" is not "The user owes Sam £50": the same verb right after a person in both texts, with
- * other people before it in one text than in the other. People are the user, the names of either text (a name
- * opening one sentence is a name in the other) and kinship and role words. A text with "by" may be passive ("was
- * paid by Sam") and is not judged here; a verb not right after a person is not either, so only a clear subject
- * counts.
- */
-function subjectSwapped(left: Evidence, right: Evidence): boolean {
-  if (left.words.has('by') || right.words.has('by')) return false;
-  const isPerson = (word: string) => word === 'user' || left.names.has(word) || right.names.has(word) || roleOf(word) !== undefined;
-  const sides = (sentence: readonly string[], at: number) => ({
-    before: new Set(sentence.slice(0, at).filter(isPerson)),
-    after: new Set(sentence.slice(at + 1).filter(isPerson)),
-  });
-  const subjectVerbs = (evidence: Evidence) =>
-    evidence.sentences.flatMap((sentence) =>
-      sentence.flatMap((word, at) => (at > 0 && isPerson(sentence[at - 1]!) && isMainVerb(word) ? [{ verb: word, ...sides(sentence, at) }] : [])),
-    );
-  const rightVerbs = subjectVerbs(right);
-  return subjectVerbs(left).some((stated) =>
-    rightVerbs.some((other) => other.verb === stated.verb && !(setsEqual(stated.before, other.before) && setsEqual(stated.after, other.after))),
-  );
 }
 
 /**
@@ -711,6 +835,18 @@ function multiWordTerms(sequence: readonly string[], wanted: (word: string) => b
 /** Phrases with one meaning written several ways, made one before the words are compared. */
 function rephrase(text: string): string {
   return text
+    // Dictated in the first person, stored by a client in the third, or the other way round: the speaker is the user.
+    .replace(/\bI'm\b/g, 'the user is')
+    .replace(/\bI've\b/g, 'the user has')
+    .replace(/\bI'd\b/g, 'the user would')
+    .replace(/\bI'll\b/g, 'the user will')
+    .replace(/\b(?:I|[Mm]e|[Mm]yself)\b/g, 'the user')
+    .replace(/\b(?:[Mm]y|[Mm]ine)\b/g, "the user's")
+    // "The outbound one", "the evening one": a pronoun, not a count.
+    .replace(/\b(the(?: [\p{L}-]+)?) one\b/giu, '$1')
+    // A count of occasions written as one word: "twice a day" = "two times a day".
+    .replace(/\btwice\b/gi, 'two times')
+    .replace(/\bthrice\b/gi, 'three times')
     // A currency sign is a word of its own ("£50" = "50 pounds" ≠ "$50"); the tokens would drop the sign.
     .replace(/([£$€¥])\s?(\d[\d,.]*)/gu, (_match, sign: string, amount: string) => `${amount} ${CURRENCIES[sign]!}`)
     .replace(/\bcan't\b/gi, 'can not')
@@ -797,7 +933,7 @@ const NUMBER_WORDS = new Map<string, number>([
   ...TENS.flatMap((word, tens) => (word === '' ? [] : [[word, tens * 10] as const])),
   ...ORDINALS.flatMap((word, value) => (word === '' ? [] : [[word, value] as const])),
   ...TENTHS.flatMap((word, tens) => (word === '' ? [] : [[word, tens * 10] as const])),
-  ['once', 1], ['twice', 2], ['dozen', 12], ['hundred', 100], ['thousand', 1000], ['million', 1_000_000],
+  ['once', 1], ['dozen', 12], ['hundred', 100], ['thousand', 1000], ['million', 1_000_000],
 ]);
 
 /** A number's canonical digits, from digits ("1,200", "3rd", "9:30" stays as written) or words ("thirty-five"). */
@@ -832,7 +968,7 @@ const NEGATIVE_VERBS = new Map<string, string>(
  * Paris" is not "lives in Paris".
  */
 const GLUE = new Set(
-  ['name', 'named', 'handle', 'username', 'nickname', 'alias', 'date', 'place', 'thing', 'kind', 'sort', 'type', 'approximately', 'roughly'].map((word) =>
+  ['name', 'named', 'handle', 'username', 'nickname', 'alias', 'date', 'place', 'thing', 'kind', 'sort', 'type', 'approximately', 'roughly', 'pay', 'paid', 'cost', 'spend', 'spent', 'price'].map((word) =>
     stemmer(word),
   ),
 );
