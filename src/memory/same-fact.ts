@@ -73,12 +73,10 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     !argumentsSwapped(left, right) &&
     !argumentsSwapped(right, left) &&
     !slotsSwapped(left, right) &&
-    !namedRolesDiffer(left, right) &&
     !particlesChanged(left, right) &&
-    !countsDiffer(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
-  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
+  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const covered = right.content.size - uncovered.filter((word) => !byMeaning.has(word)).length;
@@ -116,8 +114,6 @@ interface Evidence {
   readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
   /** The particles right after a verb, by the verb's root ("turned off": turn → off; "checked out": check → out). */
   readonly particles: ReadonlyMap<string, ReadonlySet<string>>;
-  /** The prepositions right after a verb, by the verb's root ("looks after Sam": look → after). */
-  readonly prepositions: ReadonlyMap<string, ReadonlySet<string>>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -131,8 +127,6 @@ interface Evidence {
   readonly auxiliaryTenses: ReadonlySet<Tense>;
   /** Kinds of words that change whether the rest holds ("wants to", "might", "used to", "rarely", "former"). */
   readonly qualifiers: ReadonlySet<Qualifier>;
-  /** Things counted as one ("a cat") or as more than one ("cats"), by root. */
-  readonly counts: ReadonlyMap<string, ReadonlySet<Count>>;
   /** Who or what comes before and after each verb (see framesOf). */
   readonly frames: readonly Frame[];
   /** The values (numbers, dates, codes, names) and words of each clause (see clausesOf). */
@@ -151,14 +145,12 @@ function evidenceOf(text: string): Evidence {
   const sentences: string[][] = [];
   const owners = new Map<string, Set<string>>();
   const particles = new Map<string, Set<string>>();
-  const prepositions = new Map<string, Set<string>>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
   const presentRoots = new Set<string>();
   const auxiliaryTenses = new Set<Tense>();
   const qualifiers = new Set<Qualifier>();
-  const counts = new Map<string, Set<Count>>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
   for (const sentence of normalised.split(SENTENCE_BREAK)) {
@@ -182,13 +174,12 @@ function evidenceOf(text: string): Evidence {
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
-      const afterVerb = PARTICLES.has(lower) ? particles : VERB_PREPOSITIONS.has(lower) && !startsTime(next, tokens[index + 2]) ? prepositions : undefined;
-      if (afterVerb !== undefined && index > 0) {
+      if (PARTICLES.has(lower) && index > 0) {
         // Lowercase letters only: "Leeds" and "@ellis.makes" end in "s" but are no verbs.
         const verb = bareWord(tokens[index - 1]!);
         if (/^\p{Ll}+$/u.test(verb) && isVerbForm(verb)) {
           const root = rootOf(verb);
-          afterVerb.set(root, (afterVerb.get(root) ?? new Set()).add(PREPOSITION_ALIASES.get(lower) ?? lower));
+          particles.set(root, (particles.get(root) ?? new Set()).add(lower));
         }
       }
       // "May" the month is no "may".
@@ -267,8 +258,6 @@ function evidenceOf(text: string): Evidence {
         if (GLUE.has(root)) continue;
         content.add(root);
         written.set(root, (written.get(root) ?? new Set()).add(part));
-        const count = part === lower ? countOf(part, root, tokens[index - 1], tokens[index + 1]) : undefined;
-        if (count !== undefined) counts.set(root, (counts.get(root) ?? new Set()).add(count));
         // "is moving" is the present ("moved" is not), whatever "-ing" alone says.
         // A participle after "is", "was", "got" or before "by" takes its tense from the auxiliary: "is chased" is no past.
         const participle = (BE_OR_GET.has(previous ?? '') || next === 'by') && tenseOf(part) === 'past';
@@ -284,7 +273,7 @@ function evidenceOf(text: string): Evidence {
   }
   const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(tokensOf(sentence)));
   const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, counts, frames, clauses };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
@@ -310,7 +299,8 @@ function tokenKey(raw: string, index: number, next: string | undefined): { value
   if (STOP_WORDS.has(lower) || GLUE.has(lower)) return {};
   const role = roleOf(lower);
   if (role !== undefined) return { word: role };
-  if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') return { value: lower };
+  // A capitalised word is a name, opening a sentence too when no dictionary has it ("Theo is the user's son").
+  if (/^\p{Lu}/u.test(word) && word !== 'I' && (index > 0 || !isEntry(lower))) return { value: lower };
   return { word: rootOf(lower) };
 }
 
@@ -349,7 +339,7 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const frames: Frame[] = [];
   tokens.forEach((raw, at) => {
     // A word after a number is what it counts ("300 pounds"), not a verb.
-    if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || keys[at - 1]?.value !== undefined) return;
+    if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || isNumber(tokens[at - 1]?.toLowerCase())) return;
     const by = tokens.indexOf('by', at + 1);
     const passive = BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '') || by === at + 1;
     const subject = passive ? (by < 0 ? undefined : after(by)) : before(at);
@@ -421,35 +411,11 @@ function slotsSwapped(left: Evidence, right: Evidence): boolean {
   return moved > 2 * stayed;
 }
 
-type Count = 'one' | 'many';
 
 /** Words after which a word ending in "s" is a verb ("the user walks", "Sam often runs"), not a plural noun. */
 const BEFORE_VERB = new Set(['user', 'he', 'she', 'it', 'who', 'that', 'which', 'also', 'often', 'usually', 'always', 'never', 'sometimes', 'still', 'rarely', 'now', 'only', 'just', 'mostly', 'regularly', 'normally', 'generally', 'occasionally', 'really', 'and', 'or']);
 
-/**
- * Whether a word counts one thing ("a cat") or more ("cats"): "The user has a cat" is not "The user has cats".
- * "a" counts only a word that ends its phrase, so "a dog walker" counts no dog ("walks dogs" may say the same). A word
- * ending in "s" counts as a plural only where no subject stands right before it, so "the user walks" (a verb) never
- * disagrees with "a walk".
- */
-function countOf(word: string, root: string, previous: string | undefined, next: string | undefined): Count | undefined {
-  if (previous === undefined) return undefined;
-  const before = bareWord(previous);
-  const lower = before.toLowerCase();
-  if (lower === 'a' || lower === 'an') return next === undefined || STOP_WORDS.has(bareWord(next).toLowerCase()) ? 'one' : undefined;
-  if (!/[^su']s$/.test(word) || root === word) return undefined;
-  // After a possessive it is a noun ("the user's cats"); after a subject, a verb.
-  const subjectBefore = BEFORE_VERB.has(lower) || /^\p{Lu}/u.test(before) || roleOf(lower) !== undefined;
-  return /'s$/i.test(previous) || !subjectBefore ? 'many' : undefined;
-}
 
-/** A thing one text counts only as one and the other only as more than one ("a dog" / "dogs"; "a dog … dogs" counts both). */
-function countsDiffer(left: Evidence, right: Evidence): boolean {
-  return [...left.counts].some(([root, counts]) => {
-    const others = right.counts.get(root);
-    return others !== undefined && ![...counts].some((count) => others.has(count));
-  });
-}
 
 /**
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
@@ -591,40 +557,6 @@ function disagreeWhereBothSay(left: ReadonlyMap<string, ReadonlySet<string>>, ri
   });
 }
 
-/**
- * "Theo is the user's son and Mia is the user's daughter" is not the same with Theo and Mia swapped: a name both
- * texts give roles in one clause (a sentence's part between "and", "but", "while" or "whereas") must have the same
- * roles in both. A name with no role word beside it in either text is not judged.
- */
-function namedRolesDiffer(left: Evidence, right: Evidence): boolean {
-  const isName = (word: string) => word !== 'user' && (left.names.has(word) || right.names.has(word));
-  const rolesByName = (evidence: Evidence) => {
-    const byName = new Map<string, Set<string>>();
-    for (const sentence of evidence.sentences) {
-      // A part without a name of its own goes on with the one before ("Sam is the user's boss and friend").
-      const clauses: string[][] = [[]];
-      for (const word of sentence) {
-        if (CLAUSE_BREAKS.has(word)) clauses.push([]);
-        else clauses.at(-1)!.push(word);
-      }
-      const merged = clauses.reduce<string[][]>((parts, clause) => {
-        if (parts.length > 0 && !clause.some(isName)) parts.at(-1)!.push(...clause);
-        else parts.push(clause);
-        return parts;
-      }, []);
-      // Only a clause with one name and one role ties them; with more, which is whose is not read ("Theo and Mia,
-      // the user's son and daughter").
-      for (const clause of merged) {
-        const roles = clause.flatMap((each) => roleOf(each) ?? []);
-        const names = clause.filter(isName);
-        if (roles.length === 1 && names.length === 1) byName.set(names[0]!, (byName.get(names[0]!) ?? new Set()).add(roles[0]!));
-      }
-    }
-    return byName;
-  };
-  return disagreeWhereBothSay(rolesByName(left), rolesByName(right));
-}
-const CLAUSE_BREAKS = new Set(['and', 'but', 'while', 'whereas']);
 
 /** A verb with a tense, or an irregular one, that is not an auxiliary ("owes", "lent", "beat"; not "is", "has"). */
 function isMainVerb(word: string): boolean {
@@ -636,27 +568,6 @@ function isMainVerb(word: string): boolean {
  * the ones that more often start a place or a time ("in", "on", "after", "over": "booked on 2 October").
  */
 const PARTICLES = new Set(['up', 'down', 'out', 'off', 'away', 'back']);
-
-/**
- * Prepositions that, right after the same verb in both texts, must agree ("looks after Sam" is not "looks for Sam",
- * "voted for" not "voted against"). Compared only where both texts have one, and not before a date or time, where
- * they are interchangeable ("booked for 2 October" = "booked on October 2nd").
- */
-const VERB_PREPOSITIONS = new Set(['after', 'for', 'against', 'into', 'to', 'on', 'in', 'at', 'with', 'without', 'about', 'over', 'from', 'onto', 'through', 'around', 'by']);
-
-/** A date or time follows ("booked for 2 October" = "booked on October 2nd"; "on the 3rd"; "for next week"). */
-function startsTime(next: string | undefined, afterNext: string | undefined): boolean {
-  const word = bareWord(next ?? '').toLowerCase();
-  if (word === 'the') return isNumber(bareWord(afterNext ?? '').toLowerCase());
-  return isNumber(word) || MONTHS.has(word) || WEEKDAYS.has(word) || DEICTIC.has(word);
-}
-
-/** Prepositions recorded as another: "at" and "in" a place are one ("works at the hospital" = "works in the hospital"). */
-const PREPOSITION_ALIASES = new Map([['at', 'in']]);
-
-/** The text has the preposition (as recorded, aliases made one) anywhere. */
-const hasPreposition = (evidence: Evidence, preposition: string): boolean =>
-  evidence.words.has(preposition) || [...PREPOSITION_ALIASES].some(([alias, recorded]) => recorded === preposition && evidence.words.has(alias));
 
 /** Verbs whose past is their base, so neither tense nor the irregular list shows them. */
 const UNCHANGING_VERBS = new Set(['put', 'set', 'cut', 'hit', 'let', 'shut', 'hurt', 'split', 'spread']);
@@ -681,12 +592,7 @@ function particlesChanged(left: Evidence, right: Evidence): boolean {
       const otherAfter = other.particles.get(root);
       return otherAfter === undefined ? other.content.has(root) : !setsEqual(after, otherAfter);
     });
-  // A preposition the other text has elsewhere is a reordering ("lives with Sam in Leeds" = "lives in Leeds with Sam").
-  const prepositionDiffers = [...left.prepositions].some(([root, after]) => {
-    const otherAfter = right.prepositions.get(root);
-    return otherAfter !== undefined && ([...after].some((word) => !hasPreposition(right, word)) || [...otherAfter].some((word) => !hasPreposition(left, word)));
-  });
-  return differs(left, right) || differs(right, left) || prepositionDiffers;
+  return differs(left, right) || differs(right, left);
 }
 
 type Tense = 'past' | 'present';
@@ -733,35 +639,6 @@ function ownershipRestated(stored: Evidence, incoming: Evidence): boolean {
   );
 }
 
-/**
- * "is a clarinet player" = "plays the clarinet", "is a keen swimmer" = "swims": an agent noun and its verb, written
- * as a verb (an inflected form: "plays", "played", "playing"), are one word. `root` is one of the incoming text's.
- * Plain stems, not rootOf's synonyms: an "employer" does not "work".
- */
-function sameActivity(stored: Evidence, incoming: Evidence, root: string): boolean {
-  const incomingForms = [...(incoming.written.get(root) ?? [])];
-  const { verbs, agentVerbs } = activitiesOf(stored);
-  // The incoming agent noun, the stored verb; the incoming verb, the stored agent noun.
-  return incomingForms.some((word) => agentVerbStems(word).some((verb) => verbs.has(verb))) || verbStems(incomingForms).some((verb) => agentVerbs.has(verb));
-}
-
-const INFLECTED_VERB = /\p{L}{2,}(?:s|ed|ing)$/u;
-const verbStems = (words: Iterable<string>): string[] => [...words].filter((word) => INFLECTED_VERB.test(word)).map((word) => stemmer(word));
-
-interface Activities {
-  /** Stems of the words written as verbs. */
-  readonly verbs: ReadonlySet<string>;
-  /** Stems of the verbs the agent nouns may come from. */
-  readonly agentVerbs: ReadonlySet<string>;
-}
-const ACTIVITIES = new WeakMap<Evidence, Activities>();
-/** A text's verbs and agent nouns as sameActivity compares them, read once per text (not once per word asked about). */
-function activitiesOf(evidence: Evidence): Activities {
-  return derived(ACTIVITIES, evidence, () => {
-    const written = [...evidence.written.values()].flatMap((forms) => [...forms]);
-    return { verbs: new Set(verbStems(written)), agentVerbs: new Set(written.flatMap(agentVerbStems)) };
-  });
-}
 
 /** What `compute` derives from `source`, kept with it: a text's evidence is compared with many others. */
 function derived<K extends object, V>(cache: WeakMap<K, V>, source: K, compute: () => V): V {
@@ -773,13 +650,6 @@ function derived<K extends object, V>(cache: WeakMap<K, V>, source: K, compute: 
   return value;
 }
 
-/** The stems of the verbs an agent noun may come from: "player" → play, "swimmer" → swim, "writer" → write, "sailor" → sail. */
-function agentVerbStems(word: string): string[] {
-  const match = /^(\p{L}{3,}?)(?:er|or)s?$/u.exec(word);
-  if (match === null) return [];
-  const base = match[1]!;
-  return [base, `${base}e`, ...(/(\p{L})\1$/u.test(base) ? [base.slice(0, -1)] : [])].map((verb) => stemmer(verb));
-}
 
 /** A paraphrase rewords a word or two; more new words than this are another fact, not worth a dictionary look-up. */
 const MOST_REWORDED = 2;
