@@ -6,29 +6,23 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
  * tell "same fact" from "same topic, another fact" ("born in 1985" / "born in 1987" score 0.997 with the local
- * model), and a wrongly skipped fact is lost data. So `skip_if_near` also requires:
- *  - evidence that must agree: no number (digits, spelled out, ordinals: "3rd" = "third" = 3), time of day
- *    (am/pm), month or weekday (so "March 3" = "the 3rd of March"), code or word with digits or single letter
- *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
- *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); the same things negated
- *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
- *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
- *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam") and the same
- *    owner of what both texts say is someone's ("Sam's boss" ≠ "the user's boss"); the same particle after a
- *    verb ("turned off" ≠ "turned on"); the same relative time and currency ("last year" ≠ "this year", "£50" ≠
- *    "$50"); no verb or
- *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
- *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
- *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
- *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
- *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), constructions of one fact made
- *    one ("favourite team is" = "supports", "resides in" = "lives in"), and an agent noun for its verb ("clarinet
- *    player" = "plays the clarinet"); a word or two the stored text says
- *    otherwise may be a WordNet synonym ("season" = "time of year") or a more general word ("painter" → "artist"),
- *    compared by sense, not by the words a sense lists ("teach" has a rare sense worded "learn"). Reordered clauses, passive and
- *    active voice, contractions and other date formats pass; a different thing ("flute" / "clarinet") does not,
- *    nor an incoming text that says more than the stored one (skipping it would lose the extra detail).
- * Anything less certain is treated as a different fact and inserted.
+ * model). So `skip_if_near` also requires:
+ *  - values that agree exactly, as tokens, never stemmed: numbers (digits, number words, ordinals: "3rd" = "third"
+ *    = 3), times, months, weekdays, currencies, relative times ("last year"), codes (handles, versions, order
+ *    numbers: "fern-owl" ≠ "fern-owls", "22.04" ≠ "24.04") and names; the incoming text may leave a value out,
+ *    never bring one of its own;
+ *  - the same structure around them: the same subject and object around a verb both texts use ("Kofi mentors
+ *    Ben" ≠ "Ben mentors Kofi"; a passive is read as its active), each value beside the same words when a text
+ *    has several ("the morning alarm is 6:15 and the evening one 9:30" ≠ the times exchanged), the same words
+ *    after "to" and "from" ("flight to Lisbon" ≠ "from Lisbon"), the same owner ("Sam's boss" ≠ "the user's
+ *    boss") and particle ("turned off" ≠ "turned on");
+ *  - the same meaning markers: kinship and role words, negation ("likes" ≠ "doesn't like"), tense ("lives" ≠
+ *    "lived") and qualifiers ("plans to quit" ≠ "quit", "used to play" ≠ "plays");
+ *  - wording that adds nothing: every content word of the incoming text is in the stored one after stemming,
+ *    irregular verbs, a few synonyms, grammar and naming words dropped ("goes by" = "handle is"), the first
+ *    person read as the user ("I'm" = "the user is"), or a WordNet synonym or more general word for a word or two
+ *    the stored text says otherwise ("season" = "time of year", "painter" → "artist").
+ * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
   return compareFacts(stored, incoming).same;

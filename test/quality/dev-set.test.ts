@@ -7,11 +7,13 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
 /**
  * Quality on the project's own development sets (bench/quality/README.md) with the local model, through the
  * served tools: recall's ranking and remember's near-duplicate handling must not fall below these floors.
- * bench/quality.ts prints the same figures per category and split.
+ * bench/quality.ts prints the same figures per category, set and half.
  *
  * The quality issue's target of recall@5 ≥ 0.97 is not reached with the local model (0.923, bench/README.md,
- * "Recall and dedup quality"), so that floor is the level reached: any drop fails. The other floors are the
- * issue's targets, met (skip_if_near recognises 0.90 of the paraphrases, exactly the target).
+ * "Recall and dedup quality"), so that floor is the level reached: any drop fails. The dedup floors hold the
+ * held-out halves, which no rule was tuned on, a little below what they reach (bench/README.md, "Dedup on held-out
+ * pairs"): ask lists 0.969 and skip_if_near keeps every distinct fact apart, but recognises 0.641 of the
+ * paraphrases, short of issue 37's 0.85.
  */
 const FLOORS = {
   /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
@@ -19,9 +21,9 @@ const FLOORS = {
   /** Paraphrase pairs whose stored memory `ask` lists in near_duplicates (target 0.95). */
   askRecall: 0.95,
   /** Paraphrase pairs that `skip_if_near` recognises (returns the stored memory's id); target 0.85. */
-  skipRecognised: 0.55,
+  skipRecognised: 0.6,
   /** Close-but-distinct facts that `skip_if_near` stores as memories of their own; target 0.90. */
-  distinctKept: 0.9,
+  distinctKept: 0.95,
 };
 
 const { facts, questions, pairSets } = loadDevSet();
