@@ -63,7 +63,7 @@ describe.each(engines)('development-set quality on %s', (engine) => {
   // Every set's held-out half (bench/quality/README.md), which no rule was tuned on, on a subject per set.
   const heldOut = pairSets.map((set) => ({ name: set.name, pairs: set.pairs.filter((pair) => pair.split === 'holdout') }));
   const heldOutCount = heldOut.reduce((sum, set) => sum + set.pairs.length, 0);
-  it(`lists paraphrases under ask, recognises them under skip_if_near and keeps distinct facts apart (${heldOutCount} held-out pairs)`, { timeout: 300_000 }, async () => {
+  it(`lists paraphrases under ask, recognises them under skip_if_near and keeps distinct facts apart (${heldOutCount} held-out pairs)`, { timeout: 600_000 }, async () => {
     const { outcomes, storedId } = await evaluatePairSets(call, 'quality-dedup', facts, heldOut);
     expect(outcomes).toHaveLength(heldOutCount);
     const figures = dedupFigures(outcomes, storedId);
