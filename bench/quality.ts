@@ -3,18 +3,17 @@
 // (hybrid) ranking and, benchmark-only, each retriever alone; then the dedup figures of remember.
 // The timeline set (another user whose facts changed; now/past, two-fact and people questions) is reported by kind
 // and split, two-fact questions also as "both in the top 5".
-// Run: npx tsx bench/quality.ts [--misses] [--recall-only]   (BENCH_ENGINE=postgres for PostgreSQL; --misses lists
-// the dev split's failures, never the hold-out's; --recall-only skips dedup)
+// Run: npx tsx bench/quality.ts [--misses] [--recall-only | --dedup]   (BENCH_ENGINE=postgres for PostgreSQL;
+// --misses lists the dev split's failures, never the hold-out's; --recall-only skips dedup, --dedup skips recall)
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 import {
   allFound,
   dedupFigures,
-  evaluateDedup,
+  evaluatePairSets,
   loadDevSet,
   loadTimelineSet,
   QUESTION_CATEGORIES,
   seed,
-  seedDedup,
   seedTimeline,
   servedSearch,
   TIMELINE_CATEGORIES,
@@ -26,14 +25,15 @@ import { componentRanking, openQualityService, RecallTally } from './lib/quality
 
 const showMisses = process.argv.includes('--misses');
 const recallOnly = process.argv.includes('--recall-only');
+const dedupOnly = process.argv.includes('--dedup');
 const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
-const { facts, questions, pairs, spotPairs } = loadDevSet();
+const { facts, questions, pairSets } = loadDevSet();
 const timeline = loadTimelineSet();
 const started = performance.now();
 const quality = await openQualityService(engine);
 const { call, service } = quality;
 console.log(
-  `own development set: ${facts.length} facts, ${questions.length} questions, ${pairs.length} pairs; timeline set: ${timeline.facts.length} facts, ` +
+  `own development set: ${facts.length} facts, ${questions.length} questions, ${pairSets.map((set) => `${set.pairs.length} ${set.name}`).join(', ')} pairs; timeline set: ${timeline.facts.length} facts, ` +
     `${timeline.questions.length} questions; ${engine}, ${service.embedder.model}, node ${process.version}`,
 );
 
@@ -72,61 +72,63 @@ async function evaluate(set: string, subject: string, items: readonly DevQuestio
   }
   return bothAt5;
 }
-const keyOf = await seed(call, subject, facts.map((fact) => ({ key: fact.id, text: fact.text })));
-const rankings = ['vector only', 'full-text only', 'hybrid (served)'];
-await evaluate('own', subject, questions, new Map([...keyOf].map(([id, key]) => [id, [key]])), new Map(facts.map((fact) => [fact.id, fact.text])));
-const timelineSubject = 'dev-timeline';
-const timelineKeys = await seedTimeline(call, timelineSubject, timeline.facts);
-const bothAt5 = await evaluate('timeline', timelineSubject, timeline.questions, timelineKeys, new Map(timeline.facts.map((fact) => [fact.id, fact.text])));
-const columns = [...QUESTION_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
-console.log(`\nrecall@1 / @5 / @10 by question category:\n\n${tally.table(rankings.map((name) => `own ${name}`), columns)}`);
-/** One line per kind and split of the served ranking; `both` adds the share of questions with every answer in the top 5. */
-const bySplit = (set: string, categories: readonly string[], both?: ReadonlyMap<string, [number, number]>) => {
-  const lines = [`| ${set} (served) | ${['dev', 'holdout', 'all'].map((split) => `${split}: R@1 / R@5 / R@10${both === undefined ? '' : ' (all answers in top 5)'}`).join(' | ')} |`, '|---|---|---|---|'];
-  for (const category of [...categories, 'all']) {
-    const cells = ['dev', 'holdout', 'all'].map((split) => {
-      const column = category === 'all' ? (split === 'all' ? 'all' : split) : split === 'all' ? category : `${category}:${split}`;
-      const count = tally.count(`${set} hybrid (served)`, column);
-      const figures = [1, 5, 10].map((k) => tally.mean(`${set} hybrid (served)`, column, k).toFixed(3)).join(' / ');
-      const all = both?.get(column);
-      return `${figures}${all === undefined ? '' : ` (${(all[0] / all[1]).toFixed(3)})`} n=${count}`;
-    });
-    lines.push(`| ${category} | ${cells.join(' | ')} |`);
-  }
-  return lines.join('\n');
-};
-console.log(`\nown set, served ranking by category and split:\n\n${bySplit('own', QUESTION_CATEGORIES)}`);
-const timelineColumns = [...TIMELINE_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
-console.log(`\ntimeline set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `timeline ${name}`), timelineColumns)}`);
-console.log(`\ntimeline set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('timeline', TIMELINE_CATEGORIES, bothAt5)}`);
-if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
+/** The recall figures of both sets: the served ranking and each retriever alone, by kind and split. */
+async function reportRecall() {
+  const keyOf = await seed(call, subject, facts.map((fact) => ({ key: fact.id, text: fact.text })));
+  const rankings = ['vector only', 'full-text only', 'hybrid (served)'];
+  await evaluate('own', subject, questions, new Map([...keyOf].map(([id, key]) => [id, [key]])), new Map(facts.map((fact) => [fact.id, fact.text])));
+  const timelineSubject = 'dev-timeline';
+  const timelineKeys = await seedTimeline(call, timelineSubject, timeline.facts);
+  const bothAt5 = await evaluate('timeline', timelineSubject, timeline.questions, timelineKeys, new Map(timeline.facts.map((fact) => [fact.id, fact.text])));
+  const columns = [...QUESTION_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
+  console.log(`\nrecall@1 / @5 / @10 by question category:\n\n${tally.table(rankings.map((name) => `own ${name}`), columns)}`);
+  /** One line per kind and split of the served ranking; `both` adds the share of questions with every answer in the top 5. */
+  const bySplit = (set: string, categories: readonly string[], both?: ReadonlyMap<string, [number, number]>) => {
+    const lines = [`| ${set} (served) | ${['dev', 'holdout', 'all'].map((split) => `${split}: R@1 / R@5 / R@10${both === undefined ? '' : ' (all answers in top 5)'}`).join(' | ')} |`, '|---|---|---|---|'];
+    for (const category of [...categories, 'all']) {
+      const cells = ['dev', 'holdout', 'all'].map((split) => {
+        const column = category === 'all' ? (split === 'all' ? 'all' : split) : split === 'all' ? category : `${category}:${split}`;
+        const count = tally.count(`${set} hybrid (served)`, column);
+        const figures = [1, 5, 10].map((k) => tally.mean(`${set} hybrid (served)`, column, k).toFixed(3)).join(' / ');
+        const all = both?.get(column);
+        return `${figures}${all === undefined ? '' : ` (${(all[0] / all[1]).toFixed(3)})`} n=${count}`;
+      });
+      lines.push(`| ${category} | ${cells.join(' | ')} |`);
+    }
+    return lines.join('\n');
+  };
+  console.log(`\nown set, served ranking by category and split:\n\n${bySplit('own', QUESTION_CATEGORIES)}`);
+  const timelineColumns = [...TIMELINE_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
+  console.log(`\ntimeline set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `timeline ${name}`), timelineColumns)}`);
+  console.log(`\ntimeline set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('timeline', TIMELINE_CATEGORIES, bothAt5)}`);
+  if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
+}
+
+if (!dedupOnly) await reportRecall();
 if (recallOnly) {
   await quality.close();
   process.exit(0);
 }
 
-const dedupSubject = 'dev-dedup';
-const storedId = await seedDedup(call, dedupSubject, facts, pairs);
-const outcomes = await evaluateDedup(call, dedupSubject, pairs, storedId);
-const row = (label: string, items: readonly DedupOutcome[], ids: ReadonlyMap<string, number> = storedId) => {
-  const figures = dedupFigures(items, ids);
-  return `| ${label} | ${figures.paraphrases} / ${figures.distinct} | ${figures.askRecall.toFixed(3)} | ${figures.askFirst.toFixed(3)} | ${figures.askMaxEntries} | ${figures.skipRecognised.toFixed(3)} | ${figures.distinctLost} | ${figures.distinctListed.toFixed(3)} | ${figures.repliesMissingNear} |`;
+const { outcomes, storedId } = await evaluatePairSets(call, 'dev-dedup', facts, pairSets);
+const row = (label: string, items: readonly DedupOutcome[]) => {
+  const figures = dedupFigures(items, storedId);
+  return `| ${label} | ${figures.paraphrases} / ${figures.distinct} | ${figures.askRecall.toFixed(3)} | ${figures.askFirst.toFixed(3)} | ${figures.askMaxEntries} | ${figures.skipRecognised.toFixed(3)} | ${figures.distinctKept.toFixed(3)} | ${figures.distinctListed.toFixed(3)} | ${figures.repliesMissingNear} |`;
 };
-console.log(`\ndedup (${facts.length} facts and each pair's stored text remembered first):\n`);
-console.log('| split | pairs (paraphrase / distinct) | ask: paraphrase listed | ask: listed first | ask: most entries | skip_if_near: paraphrase recognised | skip_if_near: distinct facts lost | ask: distinct listed | skip replies saying "similar" without near_duplicates |');
+console.log(`\ndedup (each set on a subject of its own: ${facts.length} facts and each pair's stored text remembered first):\n`);
+console.log('| set, half | pairs (paraphrase / distinct) | ask: paraphrase listed | ask: listed first | ask: most entries | skip_if_near: paraphrase recognised | skip_if_near: distinct kept apart | ask: distinct listed | skip replies saying "similar" without near_duplicates |');
 console.log('|---|---|---|---|---|---|---|---|---|');
-for (const split of ['dev', 'holdout'] as const) console.log(row(split, outcomes.filter((outcome) => outcome.pair.split === split)));
-console.log(row('all', outcomes));
-// The spot check on a subject of its own, so that its stored texts are no candidates for the pairs above.
-const spotStoredId = await seedDedup(call, 'dev-dedup-spot', facts, spotPairs);
-console.log(row('spot check (apart)', await evaluateDedup(call, 'dev-dedup-spot', spotPairs, spotStoredId), spotStoredId));
+for (const set of pairSets) {
+  for (const split of ['dev', 'holdout'] as const) console.log(row(`${set.name}, ${split}`, outcomes.filter((outcome) => outcome.pair.split === split && set.pairs.includes(outcome.pair))));
+}
+for (const split of ['dev', 'holdout'] as const) console.log(row(`**every set, ${split}**`, outcomes.filter((outcome) => outcome.pair.split === split)));
 if (showMisses) {
   const describe = (pair: DevPair) => `${pair.id} [${pair.variant}] "${pair.stored}" / "${pair.incoming}"`;
   for (const outcome of outcomes.filter((item) => item.pair.split === 'dev')) {
     const problems = [
       outcome.pair.kind === 'paraphrase' && outcome.askPosition === 0 ? 'ask missed it' : '',
       outcome.pair.kind === 'paraphrase' && outcome.skippedAs !== storedId.get(outcome.pair.id) ? 'skip_if_near stored it again' : '',
-      outcome.pair.kind === 'distinct' && outcome.skippedAs !== undefined ? `skip_if_near LOST it (as ${outcome.skippedAs})` : '',
+      outcome.pair.kind === 'distinct' && outcome.skippedAs !== undefined ? `skip_if_near took it for ${outcome.skippedAs}` : '',
     ].filter((problem) => problem !== '');
     if (problems.length > 0) console.log(`  ${describe(outcome.pair)}: ${problems.join('; ')}`);
   }

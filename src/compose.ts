@@ -2,6 +2,8 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { ClientMetadataFetchOptions } from './auth/authorization-server/client-metadata-fetch.js';
+import { AccountRevocation, refusingRevoked } from './auth/authorization-server/account-revocation.js';
+import { SESSION_COOKIE } from './auth/authorization-server/endpoints.js';
 import type { AuthorizationServerLimits } from './auth/authorization-server/limits.js';
 import type { AuthorizationServerOptions } from './auth/authorization-server/routes.js';
 import { SIGNING_ALG, StateFile } from './auth/authorization-server/state-file.js';
@@ -53,6 +55,8 @@ export interface ComposeOptions {
   readonly authorizationServerLimits?: AuthorizationServerLimits;
   /** The network edge of client metadata document fetches (tests: a CA to trust, a resolver). */
   readonly clientMetadataConnect?: ClientMetadataFetchOptions['connect'];
+  /** Sign-ins one address may start on the web page per minute (default 30; tests that sign in often raise it). */
+  readonly webSignInPerMinute?: number;
   /** Benchmarks lower it to send small subjects down the index path (see vectorRanking, findNearMemories). */
   readonly exactScanLimit?: number;
 }
@@ -77,7 +81,8 @@ export async function composeService(config: Config, options: ComposeOptions = {
   const { db, embedder } = storage;
   metrics.watchPool(() => db.poolStats());
   const users = stateFile === undefined ? undefined : new UserStore(usersFilePath(config.dataDir));
-  const verifier = cachedVerifier(createVerifier(config, stateFile, logger), stateFile);
+  const revocation = users === undefined ? undefined : new AccountRevocation(db, users);
+  const verifier = cachedVerifier(createVerifier(config, stateFile, users, logger), stateFile, revocation);
   const memory = new MemoryService({
     db,
     embedder,
@@ -104,7 +109,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     metrics,
     health: { database: () => db.ready(), embeddings: () => embedder.ready() },
     authorizationServer: builtInAuthorizationServer(config, { stateFile, users, db, logger, options, webPageOn: signIn.on }),
-    web: webPage(config, { memory, signIn, users, logger }),
+    web: webPage(config, { memory, signIn, users, revocation, logger, signInPerMinute: options.webSignInPerMinute ?? WEB_SIGN_IN_PER_MINUTE }),
   });
   const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
 
@@ -180,9 +185,9 @@ function webSignIn(
 
 function webPage(
   config: Config,
-  deps: { memory: MemoryService; signIn: WebSignIn; users: UserStore | undefined; logger: Logger },
+  deps: { memory: MemoryService; signIn: WebSignIn; users: UserStore | undefined; revocation: AccountRevocation | undefined; logger: Logger; signInPerMinute: number },
 ): WebPageOptions {
-  const { users } = deps;
+  const { users, revocation } = deps;
   const perMinute = config.http.rateLimitPerMinute;
   return {
     baseUrl: config.baseUrl,
@@ -200,18 +205,22 @@ function webPage(
             const user = users.findById(subject);
             return user !== undefined && Date.parse(user.passwordChangedAt) <= signedInAt.getTime() + 1000;
           },
+    accountName: users === undefined ? undefined : (subject) => users.findById(subject)?.name,
+    // The built-in server shares the page's origin, so its session cookie comes with the page's requests.
+    endAuthorizationSession: revocation === undefined ? undefined : (request, subject) => revocation.endSession(subject, request.cookies[SESSION_COOKIE]),
+    revokeSubject: revocation === undefined ? undefined : (subject) => revocation.revokeEverything(subject),
     hostAllowed: loopbackHostCheck(config.baseUrl, config.host),
-    perAddressLimit: addressRateLimit(WEB_SIGN_IN_PER_MINUTE),
+    perAddressLimit: addressRateLimit(deps.signInPerMinute),
     perSubjectLimit: perMinute > 0 ? rateLimit(perMinute, (request) => request.webSession?.subject ?? `ip:${request.ip}`) : undefined,
     logger: deps.logger,
   };
 }
 
-function createVerifier(config: Config, stateFile: StateFile | undefined, logger: Logger): TokenVerifier | undefined {
+function createVerifier(config: Config, stateFile: StateFile | undefined, users: UserStore | undefined, logger: Logger): TokenVerifier | undefined {
   const issuer = config.oauth.authorizationServer;
   if (issuer === undefined) return undefined;
-  if (stateFile !== undefined) {
-    return createJwtVerifier({
+  if (stateFile !== undefined && users !== undefined) {
+    const jwt = createJwtVerifier({
       issuer,
       audience: config.oauth.audience,
       subjectClaim: config.oauth.subjectClaim,
@@ -219,6 +228,7 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, logger
       algorithms: [SIGNING_ALG],
       requireAccessTokenType: true,
     });
+    return refusingRevoked(jwt, users);
   }
   const external = createExternalVerifier({ issuer, audience: config.oauth.audience, subjectClaim: config.oauth.subjectClaim });
   // Discovered now so a misconfiguration shows in the log at startup; requests retry it if this fails.
@@ -231,11 +241,23 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, logger
 
 /**
  * Verdicts reused briefly (see verification-cache.ts); under the built-in server, only while its key is the same, as
- * the watch on the state file knows it (a cached token costs no file system access).
+ * the watch on the state file knows it (a cached token costs no file system access), and until this process revokes
+ * someone's tokens.
  */
-function cachedVerifier(verifier: TokenVerifier | undefined, stateFile: StateFile | undefined): TokenVerifier | undefined {
+function cachedVerifier(verifier: TokenVerifier | undefined, stateFile: StateFile | undefined, revocation: AccountRevocation | undefined): TokenVerifier | undefined {
   if (verifier === undefined) return undefined;
+  if (stateFile === undefined) return withVerificationCache(verifier);
+  // The same string while nothing changed: this runs on every request.
+  let named = { key: '', revision: -1, generation: '' };
+  const generation = (key: string): string => {
+    const revision = revocation?.revision ?? 0;
+    if (named.key !== key || named.revision !== revision) named = { key, revision, generation: `${key}/${revision}` };
+    return named.generation;
+  };
   return withVerificationCache(verifier, {
-    ...(stateFile === undefined ? {} : { keyGeneration: () => stateFile.currentKeyId() }),
+    keyGeneration: () => {
+      const key = stateFile.currentKeyId();
+      return key instanceof Promise ? key.then(generation) : generation(key);
+    },
   });
 }

@@ -4,8 +4,9 @@ export type { Logger };
 
 /**
  * Structured JSON logs. Headers and bodies are never logged (they carry tokens and memory text), and
- * query strings are cut (OAuth redirects carry codes in them). Redaction covers the one kind of object a
- * line may carry that our code did not build field by field: an error from a library, under `err`.
+ * query strings are cut (OAuth redirects carry codes in them). Redaction covers what a line may carry that our
+ * code did not build field by field: an error from a library, under `err`, and a library's headers object
+ * (cookies, set-cookie, authorization), at every level.
  *
  * Lines go to stdout asynchronously through PacedStdout (below); what is pending is written synchronously
  * when the process exits, on a normal shutdown as on a fatal error. Only a process killed outright (SIGKILL)
@@ -14,7 +15,7 @@ export type { Logger };
 export function createLogger(level: LoggerOptions['level'] | 'silent', destination?: DestinationStream): Logger {
   const options: LoggerOptions = {
     level: level ?? 'info',
-    redact: { paths: ['err.token', 'err.password', 'err.*.token', 'err.*.password', 'err.*.authorization'], censor: '[redacted]' },
+    redact: { paths: [...ERROR_SECRETS, ...HEADER_SECRETS], censor: '[redacted]' },
     serializers: {
       req: (request: { method: string; url: string; ip?: string }) => ({
         method: request.method,
@@ -27,6 +28,15 @@ export function createLogger(level: LoggerOptions['level'] | 'silent', destinati
   if (destination !== undefined) return pino(options, destination);
   return level === 'silent' ? pino(options) : pino(options, new PacedStdout());
 }
+
+const ERROR_SECRETS = ['err.token', 'err.password', 'err.*.token', 'err.*.password', 'err.*.authorization'];
+/**
+ * Credentials in headers, wherever a library's line carries a headers object, up to three levels down (at trace,
+ * @fastify/multipart logs its busboy options, the request's headers with its cookies among them).
+ */
+const HEADER_SECRETS = ['', '*.', '*.*.'].flatMap((parents) =>
+  ['cookie', '["set-cookie"]', 'authorization', '["proxy-authorization"]'].map((name) => `${parents}headers${name.startsWith('[') ? '' : '.'}${name}`),
+);
 
 /** The longest a line waits before it is written, when a line was written less than this ago. */
 const WRITE_INTERVAL_MS = 10;

@@ -7,7 +7,8 @@ export interface DevFact {
   readonly id: string;
   readonly text: string;
 }
-export type Split = 'dev' | 'holdout' | 'spot';
+/** `dev`: the half tuned on; `holdout`: the half reported untouched. */
+export type Split = 'dev' | 'holdout';
 export interface DevQuestion {
   readonly id: string;
   readonly category: string;
@@ -26,9 +27,36 @@ export interface DevPair {
 
 const read = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../quality/${name}`, import.meta.url), 'utf8')) as T;
 
-/** `spotPairs`: a later spot check of the fact comparison (bench/quality/README.md), reported on its own. */
-export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairs: DevPair[]; spotPairs: DevPair[] } {
-  return { facts: read('facts.json'), questions: read('questions.json'), pairs: read('pairs.json'), spotPairs: read('spot-pairs.json') };
+/** A set of dedup pairs, evaluated on a subject of its own so that its stored texts are no candidates for another's. */
+export interface PairSet {
+  readonly name: string;
+  readonly pairs: readonly DevPair[];
+}
+
+/** `pairSets`: the first pairs, the later spot check and the pairs in other styles (bench/quality/README.md). */
+export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairSets: PairSet[] } {
+  return {
+    facts: read('facts.json'),
+    questions: read('questions.json'),
+    pairSets: [
+      { name: 'pairs', pairs: read('pairs.json') },
+      { name: 'spot', pairs: read('spot-pairs.json') },
+      { name: 'styles', pairs: read('style-pairs.json') },
+    ],
+  };
+}
+
+/** Every set's pairs seeded (the facts as background) on a subject of its own and evaluated: all outcomes, and pair id → stored memory id. */
+export async function evaluatePairSets(call: CallTool, subjectPrefix: string, facts: readonly DevFact[], pairSets: readonly PairSet[]): Promise<{ outcomes: DedupOutcome[]; storedId: Map<string, number> }> {
+  const outcomes: DedupOutcome[] = [];
+  const storedId = new Map<string, number>();
+  for (const set of pairSets) {
+    const subject = `${subjectPrefix}-${set.name}`;
+    const ids = await seedDedup(call, subject, facts, set.pairs);
+    outcomes.push(...(await evaluateDedup(call, subject, set.pairs, ids)));
+    for (const [id, memoryId] of ids) storedId.set(id, memoryId);
+  }
+  return { outcomes, storedId };
 }
 
 export const QUESTION_CATEGORIES = ['paraphrase', 'nowords', 'relation', 'firstperson', 'date', 'number', 'negation'] as const;
@@ -150,6 +178,8 @@ export interface DedupFigures {
   readonly skipRecognised: number;
   /** Distinct pairs whose incoming fact skip_if_near did not store. */
   readonly distinctLost: number;
+  /** Share of distinct pairs whose incoming fact skip_if_near stored as a memory of its own. */
+  readonly distinctKept: number;
   /** Distinct pairs whose stored memory ask listed (useful: same topic). */
   readonly distinctListed: number;
   readonly repliesMissingNear: number;
@@ -167,6 +197,7 @@ export function dedupFigures(outcomes: readonly DedupOutcome[], storedId: Readon
     askMaxEntries: Math.max(0, ...outcomes.map((outcome) => outcome.askEntries)),
     skipRecognised: share(paraphrases, (outcome) => outcome.skippedAs === storedId.get(outcome.pair.id)),
     distinctLost: distinct.filter((outcome) => outcome.skippedAs !== undefined).length,
+    distinctKept: share(distinct, (outcome) => outcome.skippedAs === undefined),
     distinctListed: share(distinct, (outcome) => outcome.askPosition > 0),
     repliesMissingNear: outcomes.filter((outcome) => outcome.skipReplyMissingNear).length,
   };

@@ -58,12 +58,16 @@ const NEAR_LIMIT = 5;
 /**
  * Near-duplicate candidates reach this far below NearDuplicateThreshold: a paraphrase in other words can score
  * lower than the threshold (0.74 for "renews on 14 July" / "renewal date is July 14th" with the local model), so
- * a candidate down here is listed, or skipped as the same fact, only on the evidence of its words (comparerOf).
+ * a candidate down here is skipped as the same fact only on the evidence of its words (comparerOf).
  */
 const CANDIDATE_MARGIN = 0.15;
 const NEAR_CANDIDATES = 20;
-/** Share of content words and names in common that lists a candidate below the threshold. */
-const LISTED_OVERLAP = 0.3;
+/**
+ * Share of content words and names in common that lists a candidate below the threshold. None: every candidate
+ * within the margin is listed, best first and at most NEAR_LIMIT, since a paraphrase can share no content word
+ * with the stored text ("wedding anniversary is on 12 August" / "got married on 12 August", 0.74).
+ */
+const LISTED_OVERLAP = 0;
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
 /** Rows an export reads per transaction. */

@@ -6,29 +6,23 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
  * tell "same fact" from "same topic, another fact" ("born in 1985" / "born in 1987" score 0.997 with the local
- * model), and a wrongly skipped fact is lost data. So `skip_if_near` also requires:
- *  - evidence that must agree: no number (digits, spelled out, ordinals: "3rd" = "third" = 3), time of day
- *    (am/pm), month or weekday (so "March 3" = "the 3rd of March"), code or word with digits or single letter
- *    ("O negative") that the stored text lacks; every capitalised name of one text present in the other; the same
- *    kinship and role words ("son" ≠ "daughter", "the user" ≠ "the user's partner"); the same things negated
- *    ("likes" ≠ "doesn't like"; "dislikes" = "doesn't like"); the same words in the same roles after "to" and
- *    "from" ("flight to Lisbon" ≠ "flight from Lisbon", "prefers tea to coffee" ≠ "coffee to tea"); the same
- *    people before a verb that follows one of them ("Sam owes the user" ≠ "the user owes Sam") and the same
- *    owner of what both texts say is someone's ("Sam's boss" ≠ "the user's boss"); the same particle after a
- *    verb ("turned off" ≠ "turned on"); the same relative time and currency ("last year" ≠ "this year", "£50" ≠
- *    "$50"); no verb or
- *    auxiliary in the past on one side and the present on the other ("lives" ≠ "lived", "is" ≠ "was"); and the
- *    same kinds of qualifier ("plans to quit" ≠ "quit", "used to play" ≠ "plays", "half marathon" ≠ "marathon");
- *  - wording that adds nothing: every content word of the incoming text is in the stored one, after stemming,
- *    irregular verbs ("stole" = "stolen"), a few synonyms common in facts ("scared" = "afraid") and dropping words
- *    that only carry grammar or naming ("goes by" = "handle is" = "is called"), constructions of one fact made
- *    one ("favourite team is" = "supports", "resides in" = "lives in"), and an agent noun for its verb ("clarinet
- *    player" = "plays the clarinet"); a word or two the stored text says
- *    otherwise may be a WordNet synonym ("season" = "time of year") or a more general word ("painter" → "artist"),
- *    compared by sense, not by the words a sense lists ("teach" has a rare sense worded "learn"). Reordered clauses, passive and
- *    active voice, contractions and other date formats pass; a different thing ("flute" / "clarinet") does not,
- *    nor an incoming text that says more than the stored one (skipping it would lose the extra detail).
- * Anything less certain is treated as a different fact and inserted.
+ * model). So `skip_if_near` also requires:
+ *  - values that agree exactly, as tokens, never stemmed: numbers (digits, number words, ordinals: "3rd" = "third"
+ *    = 3), times, months, weekdays, currencies, relative times ("last year"), codes (handles, versions, order
+ *    numbers: "fern-owl" ≠ "fern-owls", "22.04" ≠ "24.04") and names; the incoming text may leave a value out,
+ *    never bring one of its own;
+ *  - the same structure around them: the same subject and object around a verb both texts use ("Kofi mentors
+ *    Ben" ≠ "Ben mentors Kofi"; a passive is read as its active), each value beside the same words when a text
+ *    has several ("the morning alarm is 6:15 and the evening one 9:30" ≠ the times exchanged), the same words
+ *    after "to" and "from" ("flight to Lisbon" ≠ "from Lisbon"), the same owner ("Sam's boss" ≠ "the user's
+ *    boss") and particle ("turned off" ≠ "turned on");
+ *  - the same meaning markers: kinship and role words, negation ("likes" ≠ "doesn't like"), tense ("lives" ≠
+ *    "lived") and qualifiers ("plans to quit" ≠ "quit", "used to play" ≠ "plays");
+ *  - wording that adds nothing: every content word of the incoming text is in the stored one after stemming,
+ *    irregular verbs, a few synonyms, grammar and naming words dropped ("goes by" = "handle is"), the first
+ *    person read as the user ("I'm" = "the user is"), or a WordNet synonym or more general word for a word or two
+ *    the stored text says otherwise ("season" = "time of year", "painter" → "artist").
+ * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
   return compareFacts(stored, incoming).same;
@@ -70,23 +64,26 @@ function compareEvidence(left: Evidence, right: Evidence): FactComparison {
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
     !ownersDiffer(left, right) &&
-    !subjectSwapped(left, right) &&
-    !namedRolesDiffer(left, right) &&
+    !argumentsSwapped(left, right) &&
+    !argumentsSwapped(right, left) &&
+    !slotsSwapped(left, right) &&
     !particlesChanged(left, right) &&
-    !countsDiffer(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
-  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word) && !sameActivity(left, right, word));
+  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const covered = right.content.size - uncovered.filter((word) => !byMeaning.has(word)).length;
   const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
   const union = left.content.size + right.content.size - Math.min(covered, shared);
   return {
-    same: agree && covered === right.content.size && left.content.size + right.content.size > 0,
+    same: agree && covered === right.content.size && hasEvidence(left) && hasEvidence(right),
     overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
   };
 }
+
+/** Something to compare: "The user has three nieces" has no content word, but a number and a role. */
+const hasEvidence = (evidence: Evidence): boolean => evidence.content.size + evidence.roles.size + evidence.numbers.size + evidence.codes.size + evidence.names.size > 0;
 
 interface Evidence {
   /** Numbers (canonical digits), times of day, months and weekdays. */
@@ -111,8 +108,6 @@ interface Evidence {
   readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
   /** The particles right after a verb, by the verb's root ("turned off": turn → off; "checked out": check → out). */
   readonly particles: ReadonlyMap<string, ReadonlySet<string>>;
-  /** The prepositions right after a verb, by the verb's root ("looks after Sam": look → after). */
-  readonly prepositions: ReadonlyMap<string, ReadonlySet<string>>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -126,8 +121,10 @@ interface Evidence {
   readonly auxiliaryTenses: ReadonlySet<Tense>;
   /** Kinds of words that change whether the rest holds ("wants to", "might", "used to", "rarely", "former"). */
   readonly qualifiers: ReadonlySet<Qualifier>;
-  /** Things counted as one ("a cat") or as more than one ("cats"), by root. */
-  readonly counts: ReadonlyMap<string, ReadonlySet<Count>>;
+  /** Who or what comes before and after each verb (see framesOf). */
+  readonly frames: readonly Frame[];
+  /** The values (numbers, dates, codes, names) and words of each clause (see clausesOf). */
+  readonly clauses: readonly Clause[];
 }
 
 function evidenceOf(text: string): Evidence {
@@ -142,18 +139,16 @@ function evidenceOf(text: string): Evidence {
   const sentences: string[][] = [];
   const owners = new Map<string, Set<string>>();
   const particles = new Map<string, Set<string>>();
-  const prepositions = new Map<string, Set<string>>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
   const presentRoots = new Set<string>();
   const auxiliaryTenses = new Set<Tense>();
   const qualifiers = new Set<Qualifier>();
-  const counts = new Map<string, Set<Count>>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
-  for (const sentence of normalised.split(/(?<=[.!?;:])\s+|\n+/)) {
-    const tokens = sentence.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+  for (const sentence of normalised.split(SENTENCE_BREAK)) {
+    const tokens = tokensOf(sentence);
     const sentenceWords: string[] = [];
     sentences.push(sentenceWords);
     let negation = false;
@@ -173,13 +168,12 @@ function evidenceOf(text: string): Evidence {
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
-      const afterVerb = PARTICLES.has(lower) ? particles : VERB_PREPOSITIONS.has(lower) && !startsTime(next, tokens[index + 2]) ? prepositions : undefined;
-      if (afterVerb !== undefined && index > 0) {
+      if (PARTICLES.has(lower) && index > 0) {
         // Lowercase letters only: "Leeds" and "@ellis.makes" end in "s" but are no verbs.
         const verb = bareWord(tokens[index - 1]!);
         if (/^\p{Ll}+$/u.test(verb) && isVerbForm(verb)) {
           const root = rootOf(verb);
-          afterVerb.set(root, (afterVerb.get(root) ?? new Set()).add(PREPOSITION_ALIASES.get(lower) ?? lower));
+          particles.set(root, (particles.get(root) ?? new Set()).add(lower));
         }
       }
       // "May" the month is no "may".
@@ -237,9 +231,10 @@ function evidenceOf(text: string): Evidence {
         numbers.add(weekday);
         return;
       }
-      if (/\p{N}/u.test(lower) || /\p{L}[._@/]\p{L}/u.test(lower) || lower.startsWith('@')) {
+      if (isCode(lower)) {
         codes.add(lower.replace(/^@/, ''));
-        return;
+        // A hyphenated word is also its words ("cold-water swimmer" / "swims in cold water"); digits and handles are not.
+        if (!/^[\p{L}-]+$/u.test(lower)) return;
       }
       if (lower.length === 1 && lower !== 'a' && word !== 'I') {
         codes.add(lower);
@@ -257,10 +252,10 @@ function evidenceOf(text: string): Evidence {
         if (GLUE.has(root)) continue;
         content.add(root);
         written.set(root, (written.get(root) ?? new Set()).add(part));
-        const count = part === lower ? countOf(part, root, tokens[index - 1], tokens[index + 1]) : undefined;
-        if (count !== undefined) counts.set(root, (counts.get(root) ?? new Set()).add(count));
         // "is moving" is the present ("moved" is not), whatever "-ing" alone says.
-        const tense = tenseOf(part) ?? (part.endsWith('ing') && PRESENT_BE.has(previous ?? '') ? 'present' : undefined);
+        // A participle after "is", "was", "got" or before "by" takes its tense from the auxiliary: "is chased" is no past.
+        const participle = (BE_OR_GET.has(previous ?? '') || next === 'by') && tenseOf(part) === 'past';
+        const tense = participle ? undefined : (tenseOf(part) ?? (part.endsWith('ing') && PRESENT_BE.has(previous ?? '') ? 'present' : undefined));
         if (tense === 'past') pastRoots.add(root);
         else if (tense === 'present') presentRoots.add(root);
         if (negation) {
@@ -270,38 +265,151 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, prepositions, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, counts };
+  const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(tokensOf(sentence)));
+  const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
 }
 
-type Count = 'one' | 'many';
+const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
+/** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
+const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
+const tokensOf = (text: string): string[] => text.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+
+/**
+ * What a token is to the order-aware comparisons: a value that must agree exactly (a number, time, month,
+ * weekday, code or name: never stemmed), a word (a content word's root, a role, the user), or nothing (grammar).
+ */
+function tokenKey(raw: string, index: number, next: string | undefined): { value?: string; word?: string } {
+  const word = bareWord(raw);
+  const lower = word.toLowerCase();
+  if (lower === '' || NEGATIONS.has(lower)) return {};
+  const number = numberValue(lower);
+  if (number !== undefined) return { value: number };
+  const capitalised = /^\p{Lu}/u.test(word) && (index > 0 || /^\d/.test(next ?? '') || lower.length > 3);
+  const date = MONTHS.get(lower) ?? WEEKDAYS.get(lower.replace(/s$/, ''));
+  if (date !== undefined && (capitalised || lower.length > 4)) return { value: date };
+  if (isCode(lower)) return { value: lower.replace(/^@/, '') };
+  if (lower === 'user') return { word: 'user' };
+  if (STOP_WORDS.has(lower) || GLUE.has(lower)) return {};
+  const role = roleOf(lower);
+  if (role !== undefined) return { word: role };
+  // A capitalised word is a name, opening a sentence too when no dictionary has it ("Theo is the user's son").
+  if (/^\p{Lu}/u.test(word) && word !== 'I' && (index > 0 || !isEntry(lower))) return { value: lower };
+  return { word: rootOf(lower) };
+}
+
+/** A word with digits or inner punctuation (a handle, a version, an order number, a domain) or a hyphenated word no dictionary has: compared as written. */
+function isCode(lower: string): boolean {
+  return /\p{N}/u.test(lower) || /\p{L}[._@/]\p{L}/u.test(lower) || lower.startsWith('@') || (/\p{L}-\p{L}/u.test(lower) && !isEntry(lower) && !lower.split('-').every((part) => STOP_WORDS.has(part) || isEntry(part) && NUMBER_WORDS.has(part)));
+}
+
+/** A verb with who or what is before it (its subject) and after it (its object), in the active voice. */
+interface Frame {
+  readonly verb: string;
+  readonly subject: string;
+  readonly object: string;
+}
+const BE_OR_GET = new Set(['is', 'are', 'am', 'was', 'were', 'be', 'been', 'being', 'get', 'gets', 'got', 'gotten', 'getting']);
+
+/**
+ * Each verb of a sentence with the nearest participant before it and the head of the phrase after it ("the
+ * user's cat chases the neighbour's dog": chase, cat, dog); a passive ("the dog was chased by the cat") is read
+ * as its active. Heads are values or words as tokenKey reads them; adverbs and possessors are passed over.
+ */
+function framesOf(tokens: readonly string[]): Frame[] {
+  const keys = tokens.map((raw, index) => tokenKey(raw, index, tokens[index + 1]));
+  const head = (index: number) => keys[index]!.value ?? keys[index]!.word;
+  const possessor = (index: number) => /'s$/i.test(tokens[index]!) && !IS_CONTRACTED.has(bareWord(tokens[index]!).toLowerCase());
+  const adverb = (index: number) => (BEFORE_VERB.has(tokens[index]!.toLowerCase()) && head(index) !== 'user') || /ly$/.test(tokens[index]!);
+  const skipped = (index: number) => head(index) === undefined || possessor(index) || adverb(index);
+  const before = (at: number) => {
+    for (let index = at - 1; index >= 0; index--) if (!skipped(index)) return head(index);
+    return undefined;
+  };
+  const after = (at: number) => {
+    for (let index = at + 1; index < tokens.length; index++) if (!skipped(index)) return head(index);
+    return undefined;
+  };
+  const frames: Frame[] = [];
+  tokens.forEach((raw, at) => {
+    // A word after a number is what it counts ("300 pounds"), not a verb.
+    if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || isNumber(tokens[at - 1]?.toLowerCase())) return;
+    const by = tokens.indexOf('by', at + 1);
+    const passive = BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '') || by === at + 1;
+    const subject = passive ? (by < 0 ? undefined : after(by)) : before(at);
+    const object = passive ? before(at) : after(at);
+    if (subject !== undefined && object !== undefined && subject !== object) frames.push({ verb: rootOf(raw), subject, object });
+  });
+  return frames;
+}
+
+/**
+ * "Kofi mentors Ben" is not "Ben mentors Kofi", nor "the cat chases the dog" "the dog chases the cat": a verb
+ * both texts use with subject and object exchanged, and not also in the stored order.
+ */
+function argumentsSwapped(left: Evidence, right: Evidence): boolean {
+  return left.frames.some(
+    (stated) =>
+      right.frames.some((other) => other.verb === stated.verb && other.subject === stated.object && other.object === stated.subject) &&
+      !right.frames.some((other) => other.verb === stated.verb && other.subject === stated.subject && other.object === stated.object),
+  );
+}
+
+interface Clause {
+  readonly values: ReadonlySet<string>;
+  readonly words: ReadonlySet<string>;
+}
+function clauseOf(tokens: readonly string[]): Clause {
+  const values = new Set<string>();
+  const words = new Set<string>();
+  tokens.forEach((raw, index) => {
+    const key = tokenKey(raw, index, tokens[index + 1]);
+    if (key.value !== undefined) values.add(key.value);
+    if (key.word !== undefined) words.add(key.word);
+  });
+  return { values, words };
+}
+
+/**
+ * "The morning alarm is 6:15 and the evening one 9:30" is not the same with the times exchanged: each word that
+ * stands beside one value only (in its clause) is asked whether it stands beside the same value in the other
+ * text. Values exchanged between slots when more than twice as many of those words moved as stayed ("the evening
+ * alarm is 9:30 and the morning one 6:15" keeps "morning" and "evening" with their times; only "alarm" moved; the
+ * words of a first clause that later ones leave out, "I take 20 mg of citalopram in the morning and 10 at night",
+ * move with whichever value is written first).
+ */
+function slotsSwapped(left: Evidence, right: Evidence): boolean {
+  const valueOf = (evidence: Evidence) => {
+    const clausesOfValue = new Map<string, number[]>();
+    evidence.clauses.forEach((clause, at) => clause.values.forEach((value) => clausesOfValue.set(value, [...(clausesOfValue.get(value) ?? []), at])));
+    return new Map([...clausesOfValue].filter(([, at]) => at.length === 1).map(([value, [at]]) => [value, at!]));
+  };
+  const leftValues = valueOf(left);
+  const rightValues = valueOf(right);
+  const shared = [...leftValues.keys()].filter((value) => rightValues.has(value));
+  if (shared.length < 2) return false;
+  const attached = (evidence: Evidence, values: ReadonlyMap<string, number>) => {
+    const byWord = new Map<string, string[]>();
+    for (const value of shared) for (const word of evidence.clauses[values.get(value)!]!.words) byWord.set(word, [...(byWord.get(word) ?? []), value]);
+    return new Map([...byWord].filter(([, found]) => found.length === 1).map(([word, [value]]) => [word, value!]));
+  };
+  const leftWords = attached(left, leftValues);
+  const rightWords = attached(right, rightValues);
+  let stayed = 0;
+  let moved = 0;
+  for (const [word, value] of leftWords) {
+    const other = rightWords.get(word);
+    if (other === value) stayed++;
+    else if (other !== undefined) moved++;
+  }
+  return moved > 2 * stayed;
+}
+
 
 /** Words after which a word ending in "s" is a verb ("the user walks", "Sam often runs"), not a plural noun. */
 const BEFORE_VERB = new Set(['user', 'he', 'she', 'it', 'who', 'that', 'which', 'also', 'often', 'usually', 'always', 'never', 'sometimes', 'still', 'rarely', 'now', 'only', 'just', 'mostly', 'regularly', 'normally', 'generally', 'occasionally', 'really', 'and', 'or']);
 
-/**
- * Whether a word counts one thing ("a cat") or more ("cats"): "The user has a cat" is not "The user has cats".
- * "a" counts only a word that ends its phrase, so "a dog walker" counts no dog ("walks dogs" may say the same). A word
- * ending in "s" counts as a plural only where no subject stands right before it, so "the user walks" (a verb) never
- * disagrees with "a walk".
- */
-function countOf(word: string, root: string, previous: string | undefined, next: string | undefined): Count | undefined {
-  if (previous === undefined) return undefined;
-  const before = bareWord(previous);
-  const lower = before.toLowerCase();
-  if (lower === 'a' || lower === 'an') return next === undefined || STOP_WORDS.has(bareWord(next).toLowerCase()) ? 'one' : undefined;
-  if (!/[^su']s$/.test(word) || root === word) return undefined;
-  // After a possessive it is a noun ("the user's cats"); after a subject, a verb.
-  const subjectBefore = BEFORE_VERB.has(lower) || /^\p{Lu}/u.test(before) || roleOf(lower) !== undefined;
-  return /'s$/i.test(previous) || !subjectBefore ? 'many' : undefined;
-}
 
-/** A thing one text counts only as one and the other only as more than one ("a dog" / "dogs"; "a dog … dogs" counts both). */
-function countsDiffer(left: Evidence, right: Evidence): boolean {
-  return [...left.counts].some(([root, counts]) => {
-    const others = right.counts.get(root);
-    return others !== undefined && ![...counts].some((count) => others.has(count));
-  });
-}
 
 /**
  * Words that qualify whether the rest of the fact holds: "plans to quit smoking" is not "quit smoking", nor "might
@@ -443,64 +551,6 @@ function disagreeWhereBothSay(left: ReadonlyMap<string, ReadonlySet<string>>, ri
   });
 }
 
-/**
- * "Sam owes the user £50" is not "The user owes Sam £50": the same verb right after a person in both texts, with
- * other people before it in one text than in the other. People are the user, the names of either text (a name
- * opening one sentence is a name in the other) and kinship and role words. A text with "by" may be passive ("was
- * paid by Sam") and is not judged here; a verb not right after a person is not either, so only a clear subject
- * counts.
- */
-function subjectSwapped(left: Evidence, right: Evidence): boolean {
-  if (left.words.has('by') || right.words.has('by')) return false;
-  const isPerson = (word: string) => word === 'user' || left.names.has(word) || right.names.has(word) || roleOf(word) !== undefined;
-  const sides = (sentence: readonly string[], at: number) => ({
-    before: new Set(sentence.slice(0, at).filter(isPerson)),
-    after: new Set(sentence.slice(at + 1).filter(isPerson)),
-  });
-  const subjectVerbs = (evidence: Evidence) =>
-    evidence.sentences.flatMap((sentence) =>
-      sentence.flatMap((word, at) => (at > 0 && isPerson(sentence[at - 1]!) && isMainVerb(word) ? [{ verb: word, ...sides(sentence, at) }] : [])),
-    );
-  const rightVerbs = subjectVerbs(right);
-  return subjectVerbs(left).some((stated) =>
-    rightVerbs.some((other) => other.verb === stated.verb && !(setsEqual(stated.before, other.before) && setsEqual(stated.after, other.after))),
-  );
-}
-
-/**
- * "Theo is the user's son and Mia is the user's daughter" is not the same with Theo and Mia swapped: a name both
- * texts give roles in one clause (a sentence's part between "and", "but", "while" or "whereas") must have the same
- * roles in both. A name with no role word beside it in either text is not judged.
- */
-function namedRolesDiffer(left: Evidence, right: Evidence): boolean {
-  const isName = (word: string) => word !== 'user' && (left.names.has(word) || right.names.has(word));
-  const rolesByName = (evidence: Evidence) => {
-    const byName = new Map<string, Set<string>>();
-    for (const sentence of evidence.sentences) {
-      // A part without a name of its own goes on with the one before ("Sam is the user's boss and friend").
-      const clauses: string[][] = [[]];
-      for (const word of sentence) {
-        if (CLAUSE_BREAKS.has(word)) clauses.push([]);
-        else clauses.at(-1)!.push(word);
-      }
-      const merged = clauses.reduce<string[][]>((parts, clause) => {
-        if (parts.length > 0 && !clause.some(isName)) parts.at(-1)!.push(...clause);
-        else parts.push(clause);
-        return parts;
-      }, []);
-      // Only a clause with one name and one role ties them; with more, which is whose is not read ("Theo and Mia,
-      // the user's son and daughter").
-      for (const clause of merged) {
-        const roles = clause.flatMap((each) => roleOf(each) ?? []);
-        const names = clause.filter(isName);
-        if (roles.length === 1 && names.length === 1) byName.set(names[0]!, (byName.get(names[0]!) ?? new Set()).add(roles[0]!));
-      }
-    }
-    return byName;
-  };
-  return disagreeWhereBothSay(rolesByName(left), rolesByName(right));
-}
-const CLAUSE_BREAKS = new Set(['and', 'but', 'while', 'whereas']);
 
 /** A verb with a tense, or an irregular one, that is not an auxiliary ("owes", "lent", "beat"; not "is", "has"). */
 function isMainVerb(word: string): boolean {
@@ -512,27 +562,6 @@ function isMainVerb(word: string): boolean {
  * the ones that more often start a place or a time ("in", "on", "after", "over": "booked on 2 October").
  */
 const PARTICLES = new Set(['up', 'down', 'out', 'off', 'away', 'back']);
-
-/**
- * Prepositions that, right after the same verb in both texts, must agree ("looks after Sam" is not "looks for Sam",
- * "voted for" not "voted against"). Compared only where both texts have one, and not before a date or time, where
- * they are interchangeable ("booked for 2 October" = "booked on October 2nd").
- */
-const VERB_PREPOSITIONS = new Set(['after', 'for', 'against', 'into', 'to', 'on', 'in', 'at', 'with', 'without', 'about', 'over', 'from', 'onto', 'through', 'around', 'by']);
-
-/** A date or time follows ("booked for 2 October" = "booked on October 2nd"; "on the 3rd"; "for next week"). */
-function startsTime(next: string | undefined, afterNext: string | undefined): boolean {
-  const word = bareWord(next ?? '').toLowerCase();
-  if (word === 'the') return isNumber(bareWord(afterNext ?? '').toLowerCase());
-  return isNumber(word) || MONTHS.has(word) || WEEKDAYS.has(word) || DEICTIC.has(word);
-}
-
-/** Prepositions recorded as another: "at" and "in" a place are one ("works at the hospital" = "works in the hospital"). */
-const PREPOSITION_ALIASES = new Map([['at', 'in']]);
-
-/** The text has the preposition (as recorded, aliases made one) anywhere. */
-const hasPreposition = (evidence: Evidence, preposition: string): boolean =>
-  evidence.words.has(preposition) || [...PREPOSITION_ALIASES].some(([alias, recorded]) => recorded === preposition && evidence.words.has(alias));
 
 /** Verbs whose past is their base, so neither tense nor the irregular list shows them. */
 const UNCHANGING_VERBS = new Set(['put', 'set', 'cut', 'hit', 'let', 'shut', 'hurt', 'split', 'spread']);
@@ -557,12 +586,7 @@ function particlesChanged(left: Evidence, right: Evidence): boolean {
       const otherAfter = other.particles.get(root);
       return otherAfter === undefined ? other.content.has(root) : !setsEqual(after, otherAfter);
     });
-  // A preposition the other text has elsewhere is a reordering ("lives with Sam in Leeds" = "lives in Leeds with Sam").
-  const prepositionDiffers = [...left.prepositions].some(([root, after]) => {
-    const otherAfter = right.prepositions.get(root);
-    return otherAfter !== undefined && ([...after].some((word) => !hasPreposition(right, word)) || [...otherAfter].some((word) => !hasPreposition(left, word)));
-  });
-  return differs(left, right) || differs(right, left) || prepositionDiffers;
+  return differs(left, right) || differs(right, left);
 }
 
 type Tense = 'past' | 'present';
@@ -609,35 +633,6 @@ function ownershipRestated(stored: Evidence, incoming: Evidence): boolean {
   );
 }
 
-/**
- * "is a clarinet player" = "plays the clarinet", "is a keen swimmer" = "swims": an agent noun and its verb, written
- * as a verb (an inflected form: "plays", "played", "playing"), are one word. `root` is one of the incoming text's.
- * Plain stems, not rootOf's synonyms: an "employer" does not "work".
- */
-function sameActivity(stored: Evidence, incoming: Evidence, root: string): boolean {
-  const incomingForms = [...(incoming.written.get(root) ?? [])];
-  const { verbs, agentVerbs } = activitiesOf(stored);
-  // The incoming agent noun, the stored verb; the incoming verb, the stored agent noun.
-  return incomingForms.some((word) => agentVerbStems(word).some((verb) => verbs.has(verb))) || verbStems(incomingForms).some((verb) => agentVerbs.has(verb));
-}
-
-const INFLECTED_VERB = /\p{L}{2,}(?:s|ed|ing)$/u;
-const verbStems = (words: Iterable<string>): string[] => [...words].filter((word) => INFLECTED_VERB.test(word)).map((word) => stemmer(word));
-
-interface Activities {
-  /** Stems of the words written as verbs. */
-  readonly verbs: ReadonlySet<string>;
-  /** Stems of the verbs the agent nouns may come from. */
-  readonly agentVerbs: ReadonlySet<string>;
-}
-const ACTIVITIES = new WeakMap<Evidence, Activities>();
-/** A text's verbs and agent nouns as sameActivity compares them, read once per text (not once per word asked about). */
-function activitiesOf(evidence: Evidence): Activities {
-  return derived(ACTIVITIES, evidence, () => {
-    const written = [...evidence.written.values()].flatMap((forms) => [...forms]);
-    return { verbs: new Set(verbStems(written)), agentVerbs: new Set(written.flatMap(agentVerbStems)) };
-  });
-}
 
 /** What `compute` derives from `source`, kept with it: a text's evidence is compared with many others. */
 function derived<K extends object, V>(cache: WeakMap<K, V>, source: K, compute: () => V): V {
@@ -649,13 +644,6 @@ function derived<K extends object, V>(cache: WeakMap<K, V>, source: K, compute: 
   return value;
 }
 
-/** The stems of the verbs an agent noun may come from: "player" → play, "swimmer" → swim, "writer" → write, "sailor" → sail. */
-function agentVerbStems(word: string): string[] {
-  const match = /^(\p{L}{3,}?)(?:er|or)s?$/u.exec(word);
-  if (match === null) return [];
-  const base = match[1]!;
-  return [base, `${base}e`, ...(/(\p{L})\1$/u.test(base) ? [base.slice(0, -1)] : [])].map((verb) => stemmer(verb));
-}
 
 /** A paraphrase rewords a word or two; more new words than this are another fact, not worth a dictionary look-up. */
 const MOST_REWORDED = 2;
@@ -711,6 +699,18 @@ function multiWordTerms(sequence: readonly string[], wanted: (word: string) => b
 /** Phrases with one meaning written several ways, made one before the words are compared. */
 function rephrase(text: string): string {
   return text
+    // Dictated in the first person, stored by a client in the third, or the other way round: the speaker is the user.
+    .replace(/\bI'm\b/g, 'the user is')
+    .replace(/\bI've\b/g, 'the user has')
+    .replace(/\bI'd\b/g, 'the user would')
+    .replace(/\bI'll\b/g, 'the user will')
+    .replace(/\b(?:I|[Mm]e|[Mm]yself)\b/g, 'the user')
+    .replace(/\b(?:[Mm]y|[Mm]ine)\b/g, "the user's")
+    // "The outbound one", "the evening one": a pronoun, not a count.
+    .replace(/\b(the(?: [\p{L}-]+)?) one\b/giu, '$1')
+    // A count of occasions written as one word: "twice a day" = "two times a day".
+    .replace(/\btwice\b/gi, 'two times')
+    .replace(/\bthrice\b/gi, 'three times')
     // A currency sign is a word of its own ("£50" = "50 pounds" ≠ "$50"); the tokens would drop the sign.
     .replace(/([£$€¥])\s?(\d[\d,.]*)/gu, (_match, sign: string, amount: string) => `${amount} ${CURRENCIES[sign]!}`)
     .replace(/\bcan't\b/gi, 'can not')
@@ -797,7 +797,7 @@ const NUMBER_WORDS = new Map<string, number>([
   ...TENS.flatMap((word, tens) => (word === '' ? [] : [[word, tens * 10] as const])),
   ...ORDINALS.flatMap((word, value) => (word === '' ? [] : [[word, value] as const])),
   ...TENTHS.flatMap((word, tens) => (word === '' ? [] : [[word, tens * 10] as const])),
-  ['once', 1], ['twice', 2], ['dozen', 12], ['hundred', 100], ['thousand', 1000], ['million', 1_000_000],
+  ['once', 1], ['dozen', 12], ['hundred', 100], ['thousand', 1000], ['million', 1_000_000],
 ]);
 
 /** A number's canonical digits, from digits ("1,200", "3rd", "9:30" stays as written) or words ("thirty-five"). */
@@ -832,7 +832,7 @@ const NEGATIVE_VERBS = new Map<string, string>(
  * Paris" is not "lives in Paris".
  */
 const GLUE = new Set(
-  ['name', 'named', 'handle', 'username', 'nickname', 'alias', 'date', 'place', 'thing', 'kind', 'sort', 'type', 'approximately', 'roughly'].map((word) =>
+  ['name', 'named', 'handle', 'username', 'nickname', 'alias', 'date', 'place', 'thing', 'kind', 'sort', 'type', 'approximately', 'roughly', 'pay', 'paid', 'cost', 'spend', 'spent', 'price'].map((word) =>
     stemmer(word),
   ),
 );

@@ -23,6 +23,8 @@ header.top nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1rem;ma
 header.top nav a{text-decoration:none;padding:.25rem 0;display:inline-block}
 header.top nav a[aria-current=page]{font-weight:700;color:var(--ink);border-bottom:2px solid var(--accent)}
 header.top form{margin:0}
+header.top .account{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem .75rem}
+header.top .who{color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
 main{max-width:56rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
 h2{font-size:1.15rem;margin:1.5rem 0 .5rem}

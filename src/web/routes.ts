@@ -25,12 +25,21 @@ import type { AuthInfo, TokenVerifier } from '../auth/resource-server/token-veri
 import { inProcessFetch } from './in-process-fetch.js';
 import { RelyingParty, SignInError, type PendingSignIn, type SignInClient } from './sign-in.js';
 import type { Session, WebSessions } from './sessions.js';
-import { dataPage, deletePage, historyPage, importSummaryPage, memoriesPage, memoryPage, messagePage, welcomePage } from './views.js';
+import { dataPage, deletePage, historyPage, importSummaryPage, memoriesPage, memoryPage, messagePage, welcomePage, withIdentity } from './views.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in person of a page request (set by the web page's preHandler). */
     webSession?: Session;
+    /** How the page names that person ("Signed in as …"). */
+    webIdentity?: string;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route reads a file from a multipart body and checks the form's CSRF token itself, before the file (as
+     * POST /data/import does). Every other state-changing route takes only url-encoded forms, checked before its handler.
+     */
+    webFileUpload?: boolean;
   }
 }
 
@@ -81,6 +90,15 @@ export interface WebPageOptions {
    * changed the password since); undefined: always, until the session ends.
    */
   readonly accountActive?: ((subject: string, signedInAt: Date) => boolean) | undefined;
+  /** The name the page shows for a subject (the built-in server's user name); undefined: the subject itself. */
+  readonly accountName?: ((subject: string) => string | undefined) | undefined;
+  /**
+   * Ends the authorization server's own sign-in in this browser (its session cookie), so that signing out of the
+   * page leaves no one able to connect a client here without the password. Undefined for an external server.
+   */
+  readonly endAuthorizationSession?: ((request: FastifyRequest, subject: string) => Promise<void>) | undefined;
+  /** Revokes every grant, refresh token, access token and authorization-server session of a subject ("delete all"). */
+  readonly revokeSubject?: ((subject: string) => Promise<void>) | undefined;
   /** DNS-rebinding protection on a loopback listener, as for /mcp. */
   readonly hostAllowed?: HostCheck | undefined;
   /** A per-address limit for the sign-in endpoints (anyone can call them). */
@@ -163,6 +181,9 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
       if (!auth.scopes.includes('memory:read')) {
         throw new SignInError(403, 'the authorization server did not grant memory:read, which the page needs to show your memories');
       }
+      // A new session id at every sign-in: a session cookie planted before it (by a same-site page) ends here.
+      const planted = await sessions.current(request);
+      if (planted !== undefined) await sessions.end(planted, reply);
       await sessions.start(reply, auth.subject, auth.scopes);
       return reply.redirect(pending.next, 303);
     });
@@ -177,13 +198,15 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
         return page(reply, 401, messagePage('Signed out', 'Your session has ended, so this was not done. Sign in and try again.', { href: '/auth/sign-in', label: 'Sign in' }));
       }
       request.webSession = session;
+      request.webIdentity = options.accountName?.(session.subject) ?? session.subject;
       const refused = options.perSubjectLimit?.(request, reply);
       if (refused !== undefined) throw refused;
-      // Multipart bodies are read by their handler, which checks the token itself before reading the file.
-      if (request.method === 'POST' && !request.isMultipart() && !sessions.csrfValid(session, first((request.body ?? {}) as Form, 'csrf'))) {
-        return page(reply, 403, messagePage('Request refused', 'The form was not sent from this page (its security token is missing or wrong). Reload the page and try again.', { href: '/', label: 'Your memories' }, session.csrf));
+      const changes = request.method !== 'GET' && request.method !== 'HEAD';
+      if (changes) {
+        const refusal = formRefusal(request, session, sessions);
+        if (refusal !== undefined) return page(reply, refusal.status, messagePage('Request refused', refusal.message, { href: '/', label: 'Your memories' }, session.csrf));
       }
-      const needed = request.method === 'POST' ? 'memory:write' : 'memory:read';
+      const needed = changes ? 'memory:write' : 'memory:read';
       if (!session.scopes.includes(needed)) {
         return page(reply, 403, messagePage('Not allowed', `Your sign-in does not include ${needed}, which this needs.`, { href: '/', label: 'Your memories' }, session.csrf));
       }
@@ -332,7 +355,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
       .send(Readable.from(exportLines(memory.exportRecords(session.subject))));
   });
 
-  scope.post('/data/import', async (request, reply) => {
+  scope.post('/data/import', { config: { webFileUpload: true } }, async (request, reply) => {
     const session = who(request);
     const tooLarge = () =>
       page(reply, 413, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: `The file is larger than ${options.importMaxBytes} bytes, the most this page imports (WebImportMaxBytes). Nothing was imported. Import it with the command line (memory-service import) instead.` }));
@@ -359,9 +382,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
       if ((error as FastifyError).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
       throw error;
     }
-    if (!csrfChecked) {
-      return page(reply, 403, messagePage('Request refused', 'The form was not sent from this page (its security token is missing or wrong). Reload the page and try again.', { href: '/data', label: 'Your data' }, session.csrf));
-    }
+    if (!csrfChecked) return page(reply, 403, messagePage('Request refused', CSRF_REFUSED, { href: '/data', label: 'Your data' }, session.csrf));
     if (file === undefined || file.length === 0) {
       return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import (the one chosen is empty).' }));
     }
@@ -379,19 +400,40 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     if ((first(request.body, 'confirm') ?? '').trim().toLowerCase() !== 'delete') {
       return page(reply, 400, deletePage({ csrf: session.csrf, counts: await memory.counts(session.subject), error: 'Type “delete” to confirm. Nothing was deleted.' }));
     }
+    // Tokens first: were the data erased first and this failed, a client could still write under a token thought gone.
+    await options.revokeSubject?.(session.subject);
     await memory.eraseEverything(session.subject);
     sessions.clearCookie(reply, sessions.cookieName);
     return reply.redirect('/?deleted=1', 303);
   });
 
   scope.post('/auth/sign-out', async (request, reply) => {
-    await sessions.end(who(request), reply);
+    const session = who(request);
+    await options.endAuthorizationSession?.(request, session.subject);
+    await sessions.end(session, reply);
     return reply.redirect('/?signed-out=1', 303);
   });
 }
 
+/** Sends a screen; a signed-in one says who is signed in (so a session swapped in by another page shows). */
 function page(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(body);
+  const identity = reply.request.webIdentity;
+  return reply.code(status).type('text/html; charset=utf-8').send(identity === undefined ? body : withIdentity(body, identity));
+}
+
+const CSRF_REFUSED = 'The form was not sent from this page (its security token is missing or wrong). Reload the page and try again.';
+
+/**
+ * Why a state-changing request is refused before its handler runs, whatever its route: every form of the page is
+ * url-encoded and carries the session's token, so any other type, or a missing or wrong token, has no effect.
+ * A route that takes a file (webFileUpload) takes only multipart, and checks the token before reading the file.
+ */
+function formRefusal(request: FastifyRequest, session: Session, sessions: WebSessions): { status: number; message: string } | undefined {
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const expected = request.routeOptions.config.webFileUpload === true ? 'multipart/form-data' : 'application/x-www-form-urlencoded';
+  if (type !== expected) return { status: 415, message: `This form must be sent from this page (as ${expected}); nothing was done. Reload the page and try again.` };
+  if (expected === 'multipart/form-data') return undefined;
+  return sessions.csrfValid(session, first((request.body ?? {}) as Form, 'csrf')) ? undefined : { status: 403, message: CSRF_REFUSED };
 }
 
 function first(body: Form | undefined, name: string): string | undefined {
@@ -399,10 +441,27 @@ function first(body: Form | undefined, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A path of ours to return to (never another origin: `//evil`, `/\evil` and absolute URLs give `/`). */
+/** Printable ASCII but the space and the backslash (a browser reads `\` as `/`), starting with one `/`. */
+const LOCAL_PATH = /^\/(?!\/)[\x21-\x5b\x5d-\x7e]*$/;
+const NEXT_MAX_CHARS = 2000;
+
+/**
+ * A path of ours to return to, or `/`: printable ASCII starting with a single `/` (no control character, space or
+ * backslash: browsers drop tabs and newlines, so `/\t/evil` would be `//evil`), and a path part without `//`,
+ * `\` or a control character once percent-decoded either. Anything else (absolute URLs, `//evil`, `/\evil`,
+ * non-ASCII, over 2,000 characters) gives `/`.
+ */
 function localPath(value: string | undefined): string {
-  if (value === undefined || !value.startsWith('/') || value.startsWith('//') || value.includes('\\') || value.length > 2000) return '/';
-  return value.startsWith('/auth/') ? '/' : value;
+  if (value === undefined || value.length > NEXT_MAX_CHARS || !LOCAL_PATH.test(value)) return '/';
+  const path = value.split(/[?#]/, 1)[0]!;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return '/';
+  }
+  if (path.includes('//') || decoded.includes('//') || decoded.includes('\\') || [...decoded].some((char) => char < ' ' || char === '\x7f')) return '/';
+  return path.startsWith('/auth/') ? '/' : value;
 }
 
 /** A memory id from the path; anything else is "not found", like an id of another person. */
@@ -429,7 +488,7 @@ function fieldMessage(error: ServiceError, labels: Record<string, string>): stri
 function readPending(value: string | undefined): PendingSignIn | undefined {
   if (value === undefined) return undefined;
   const parsed = z
-    .strictObject({ state: z.string().min(1).max(200), codeVerifier: z.string().min(43).max(128), next: z.string().max(2000) })
+    .strictObject({ state: z.string().min(1).max(200), codeVerifier: z.string().min(43).max(128), next: z.string().max(NEXT_MAX_CHARS) })
     .safeParse((() => {
       try {
         return JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));

@@ -1,7 +1,7 @@
 import type { ImportSummary, Memory, TagCount, TombstoneRecord } from '../memory/types.js';
 import { refusalPlace } from '../transfer/import-file.js';
 import { STYLESHEET_PATH } from './assets.js';
-import { html, type Html } from './html.js';
+import { html, raw, type Html } from './html.js';
 
 /**
  * The page's screens, server-rendered: every value goes through `html` (escaped), every form posts its CSRF
@@ -44,7 +44,8 @@ ${
     ? html`<nav aria-label="Main"><ul>${SECTIONS.map(
         ([section, href, label]) => html`<li><a href="${href}"${chrome.section === section ? html` aria-current="page"` : ''}>${label}</a></li>`,
       )}</ul></nav>
-<form method="post" action="/auth/sign-out">${csrfField(chrome.csrf)}<button type="submit" class="secondary">Sign out</button></form>`
+<div class="account"><span class="who">${IDENTITY_SLOT}</span>
+<form method="post" action="/auth/sign-out">${csrfField(chrome.csrf)}<button type="submit" class="secondary">Sign out</button></form></div>`
     : ''
 }
 </div></header>
@@ -56,6 +57,17 @@ ${body}
 </body>
 </html>
 `}`;
+}
+
+/**
+ * Where a signed-in screen says who is signed in: filled by `withIdentity` as the screen is sent, so no view has to
+ * carry the name. Memory text cannot forge it: `<` is escaped wherever a value is inserted.
+ */
+const IDENTITY_SLOT = raw('<!--signed-in-as-->');
+
+/** The screen with its identity slot filled: "Signed in as <name>". */
+export function withIdentity(page: string, name: string): string {
+  return page.replace(IDENTITY_SLOT.toString(), () => html`Signed in as <strong>${name}</strong>`.toString());
 }
 
 const csrfField = (csrf: string | undefined): Html => html`<input type="hidden" name="csrf" value="${csrf ?? ''}">`;

@@ -29,7 +29,7 @@ type Fetch = typeof fetch;
 
 /**
  * Three `memory-service serve` processes against one PostgreSQL, sharing one state file and one users file,
- * behind Debian's nginx configured with the README's block: round robin, no sticky sessions. Everything a
+ * behind Debian's nginx configured with docs/deployment.md's block: round robin, no sticky sessions. Everything a
  * connector does (registration, the browser sign-in, tokens, refresh, /mcp) works whichever replica answers.
  */
 describe.skipIf(skip !== undefined)('replicas behind nginx round robin, on one PostgreSQL', () => {

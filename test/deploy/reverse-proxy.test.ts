@@ -26,10 +26,10 @@ const engine = engines.at(-1)!;
 type Fetch = typeof fetch;
 
 /**
- * The service behind Debian's nginx, configured with the README's server block, TLS from a CA made for the
+ * The service behind Debian's nginx, configured with docs/deployment.md's server block, TLS from a CA made for the
  * test, and a public https BaseUrl on a non-default port. Every client reaches it by name through nginx.
  */
-describe.skipIf(skip !== undefined)(`behind nginx with TLS, the README's configuration (${engine})`, () => {
+describe.skipIf(skip !== undefined)(`behind nginx with TLS, the documented configuration (${engine})`, () => {
   let dir: string;
   let tls: TestTls;
   let nginx: Nginx;

@@ -214,9 +214,10 @@ describe.each(engines)('remember on %s', (engine) => {
     ['The user likes cats', 'The user does not like cats'],
     ['The user works at Google as an engineer', 'The user works at Google as a manager'],
     ['Sam owes the user £50', 'The user owes Sam £50'],
-    ['The user looks after Sam', 'The user looks for Sam'],
+    ["The user's dog chases the postman's cat", "The postman's cat chases the user's dog"],
     ["Theo is the user's son and Mia is the user's daughter", "Mia is the user's son and Theo is the user's daughter"],
-    ['The user keeps a chicken in the garden', 'The user keeps chickens in the garden'],
+    ['The user goes by moss-lantern online', 'The user goes by moss-lanterns online'],
+    ["The user's weekday alarm is 6:40 and the weekend one is 8:00", "The user's weekday alarm is 8:00 and the weekend one is 6:40"],
     ["The user's boss is Sam and the user's mentor is Kim", "The user's boss is Kim and the user's mentor is Sam"],
   ])('never skips a different fact on the same topic: %s / %s', async (existing, incoming) => {
     const subject = newSubject();

@@ -87,12 +87,12 @@ export function chromiumArgsFor(tls: TestTls): string[] {
   return [`--host-resolver-rules=MAP ${PUBLIC_NAME} 127.0.0.1`, `--ignore-certificate-errors-spki-list=${tls.spkiSha256}`];
 }
 
-/** The ```nginx block of the README's "Behind a reverse proxy" section, as written there. */
+/** The ```nginx block of docs/deployment.md's "Behind a reverse proxy" section, as written there. */
 export function readmeNginxConfig(): string {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Behind a reverse proxy'));
+  const guide = readFileSync(join(REPO_ROOT, 'docs', 'deployment.md'), 'utf8');
+  const section = guide.slice(guide.indexOf('## Behind a reverse proxy'));
   const block = /```nginx\n([\s\S]*?)```/.exec(section);
-  if (block === null) throw new Error('README.md: no ```nginx block under "Behind a reverse proxy"');
+  if (block === null) throw new Error('docs/deployment.md: no ```nginx block under "Behind a reverse proxy"');
   return block[1]!;
 }
 
@@ -106,14 +106,14 @@ export interface SiteValues {
 }
 
 /**
- * The README's configuration with only its site-specific values replaced: server name, listen address,
- * certificate files and the upstream servers. Everything else is used exactly as documented; a README edit
+ * The documented configuration with only its site-specific values replaced: server name, listen address,
+ * certificate files and the upstream servers. Everything else is used exactly as documented; an edit
  * that moves one of those values out of reach fails here rather than going untested.
  */
 export function siteConfigFromReadme(site: SiteValues): string {
   let config = readmeNginxConfig();
   const replace = (pattern: RegExp, by: string, what: string) => {
-    if (config.search(pattern) === -1) throw new Error(`README nginx block: cannot find ${what} (${pattern})`);
+    if (config.search(pattern) === -1) throw new Error(`docs/deployment.md nginx block: cannot find ${what} (${pattern})`);
     config = config.replace(pattern, by);
   };
   replace(/\blisten 443 ssl\b/, `listen ${site.listen} ssl`, 'listen 443 ssl');
@@ -211,7 +211,7 @@ ${options.site(port)}
   return { port, dir, accessLog: () => read('access.log'), errorLog: () => read('error.log'), stop };
 }
 
-/** nginx on `port` for PUBLIC_NAME with the test certificate, configured by the README's block, in front of `upstreamPorts`. */
+/** nginx on `port` for PUBLIC_NAME with the test certificate, configured by docs/deployment.md's block, in front of `upstreamPorts`. */
 export function startReadmeProxy(tls: TestTls, port: number, upstreamPorts: readonly number[]): Promise<Nginx> {
   return startNginx({
     port,

@@ -35,8 +35,8 @@ export interface TestServerOptions {
   readonly databaseUrl?: string;
   /** PGlite engine: open the configured data folder (`<DataDir>/pglite`) instead of the file's shared in-memory PGlite. */
   readonly ownPglite?: boolean;
-  /** The authorization server's bounds and the network edge of its metadata-document fetches. */
-  readonly compose?: Pick<ComposeOptions, 'authorizationServerLimits' | 'clientMetadataConnect'>;
+  /** The authorization server's bounds, the network edge of its metadata-document fetches, the page's sign-in budget. */
+  readonly compose?: Pick<ComposeOptions, 'authorizationServerLimits' | 'clientMetadataConnect' | 'webSignInPerMinute'>;
 }
 
 export interface TestServer {

@@ -592,8 +592,11 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     expect({ ...bobAfter, web_sessions: 0 }).toEqual({ ...bobBefore, web_sessions: 0 });
     const stillBob = await server.call(bob.token, 'recall', { query: 'Heron', limit: 1 });
     expect(JSON.stringify(stillBob.structured)).toContain('Heron');
-    // The tools agree: Alice has nothing now.
-    const empty = await server.call(alice.token, 'list_memories', { include_expired: true });
+    // Her tokens went with her data; with a new one (from the next second on), the tools agree she has nothing.
+    const listAll = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_memories', arguments: { include_expired: true } } };
+    expect((await server.post(listAll, { authorization: `Bearer ${alice.token}` })).status).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const empty = await server.call(await server.token(alice.id), 'list_memories', { include_expired: true });
     expect(empty.structured.memories).toEqual([]);
   });
 });

@@ -11,6 +11,9 @@ export const ROUTES = {
 
 export const INTERACTION_PATH = '/oauth/interaction';
 
+/** The cookie naming a browser's sign-in session at the authorization server (signing out of the page ends it). */
+export const SESSION_COOKIE = '_session';
+
 /** Makes oidc-provider see BaseUrl's scheme and host whatever the request said (it trusts X-Forwarded-*). */
 export function forceIssuerOrigin(request: IncomingMessage, issuer: URL): void {
   request.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);

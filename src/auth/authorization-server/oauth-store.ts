@@ -52,7 +52,8 @@ const SWEEP_INTERVAL_MS = 60_000;
 const SWEEP_BATCH = 1_000;
 const SWEEP_BATCHES = 10;
 
-const hashId = (id: string): string => createHash('sha256').update(id).digest('base64url');
+/** How an object's id is kept (see CREDENTIAL_KINDS). */
+export const hashId = (id: string): string => createHash('sha256').update(id).digest('base64url');
 
 /**
  * oidc-provider's objects in the service's database (oauth_objects): clients, grants, refresh tokens, codes,

@@ -1,13 +1,13 @@
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../logger.js';
 import { SCOPES } from '../scopes.js';
 import { CLIENT_POLICY_HOOK, validateClientMetadata } from './client-metadata.js';
-import { INTERACTION_PATH, ROUTES } from './endpoints.js';
+import { INTERACTION_PATH, ROUTES, SESSION_COOKIE } from './endpoints.js';
 import type { AuthorizationServerLimits } from './limits.js';
 import type { OAuthStore } from './oauth-store.js';
 import { messagePage, PAGE_HEADERS } from './pages.js';
 import { derivedKey, SIGNING_ALG, type AuthorizationServerState, type StateFile } from './state-file.js';
-import type { UserStore } from './user-store.js';
+import { signInsValidFrom, type UserStore } from './user-store.js';
 import { loadExistingGrant, WEB_CLIENT_ID, webClientMetadata, webClientSecret } from './web-client.js';
 
 export interface AuthorizationServerSettings {
@@ -112,14 +112,14 @@ export function createProvider(settings: AuthorizationServerSettings, state: Aut
     findAccount: (ctx, id, token) => {
       const user = users.findById(id);
       if (user === undefined) return undefined;
-      // A password change ends every earlier login: refresh tokens and sessions from before it are refused.
+      // A password change or a revocation ends every earlier login: refresh tokens and sessions from before it are refused.
       const authTime = (token as { authTime?: number } | undefined)?.authTime ?? sessionAuthTime(ctx);
-      if (authTime !== undefined && authTime * 1000 < Date.parse(user.passwordChangedAt) - 1000) return undefined;
+      if (authTime !== undefined && authTime * 1000 < signInsValidFrom(user) - 1000) return undefined;
       return { accountId: user.id, claims: () => ({ sub: user.id }) };
     },
-    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    interactions: { policy: signInPolicy(), url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
     // The same keys in every process sharing the state file: a sign-in started on one finishes on another.
-    cookies: { keys: [derivedKey(state, 'cookie signing').toString('base64url')] },
+    cookies: { keys: [derivedKey(state, 'cookie signing').toString('base64url')], names: { session: SESSION_COOKIE } },
     clientBasedCORS: () => true,
     renderError: (ctx, out, error) => {
       ctx.status = ctx.status >= 400 ? ctx.status : 400;
@@ -134,6 +134,21 @@ export function createProvider(settings: AuthorizationServerSettings, state: Aut
     logger.error({ err: { message: error.message, name: error.name } }, 'authorization server error');
   });
   return provider;
+}
+
+/**
+ * oidc-provider's prompts, with one more reason to ask for the password: a browser session whose account
+ * findAccount no longer accepts (the user was removed, changed the password or had every sign-in revoked).
+ * Without it the session counts as signed in but has no account, and the consent checks fail with a 500.
+ */
+function signInPolicy(): interactionPolicy.DefaultPolicy {
+  const policy = interactionPolicy.base();
+  policy.get('login')!.checks.add(
+    new interactionPolicy.Check('account_gone', 'End-User authentication is required', (ctx) =>
+      ctx.oidc.session?.accountId !== undefined && ctx.oidc.account === undefined ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT,
+    ),
+  );
+  return policy;
 }
 
 /** What the error page says: a metadata document's failure is told in full, so its author can fix it. */

@@ -12,6 +12,8 @@ export interface User {
   readonly createdAt: string;
   /** Refresh tokens and sessions from before this instant are refused. */
   readonly passwordChangedAt: string;
+  /** Every token and sign-in from before this instant is refused ("delete all my data"); absent: none. */
+  readonly tokensRevokedAt?: string | undefined;
 }
 
 interface StoredUser extends User {
@@ -118,6 +120,16 @@ export class UserStore {
     return publicView(updated);
   }
 
+  /** Refuses every token and sign-in the user holds now (the page's "delete all my data"); undefined if no such user. */
+  revokeTokens(id: string): User | undefined {
+    const users = this.#read();
+    const existing = users.find((user) => user.id === id);
+    if (existing === undefined) return undefined;
+    const updated: StoredUser = { ...existing, tokensRevokedAt: new Date().toISOString() };
+    this.#write(users.map((user) => (user === existing ? updated : user)));
+    return publicView(updated);
+  }
+
   remove(name: string): User {
     const normalised = normaliseUserName(name);
     const users = this.#read();
@@ -160,8 +172,13 @@ export class UserStore {
   }
 }
 
-function publicView({ id, name, createdAt, passwordChangedAt }: StoredUser): User {
-  return { id, name, createdAt, passwordChangedAt };
+function publicView({ id, name, createdAt, passwordChangedAt, tokensRevokedAt }: StoredUser): User {
+  return { id, name, createdAt, passwordChangedAt, ...(tokensRevokedAt === undefined ? {} : { tokensRevokedAt }) };
+}
+
+/** The instant (ms) before which the user's sign-ins and tokens are refused: a password change or a revocation. */
+export function signInsValidFrom(user: User): number {
+  return Math.max(Date.parse(user.passwordChangedAt), user.tokensRevokedAt === undefined ? 0 : Date.parse(user.tokensRevokedAt));
 }
 
 export function usersFilePath(dataDir: string): string {

@@ -111,6 +111,18 @@ export async function destroyObjectsOfGrant(trx: DbTransaction, generation: stri
 }
 
 /**
+ * Deletes what belongs to an account, in every generation: its sign-in sessions, grants, codes, refresh tokens
+ * and sign-ins in progress; with `sessionId` (already hashed), only that session. Returns how many.
+ */
+export async function destroyObjectsOfAccount(trx: DbTransaction, accountId: string, sessionId?: string): Promise<number> {
+  const only = sessionId === undefined ? sql`` : sql`and kind = 'Session' and id = ${sessionId}`;
+  const result = await sql`
+    delete from oauth_objects
+     where (payload->>'accountId' = ${accountId} or payload->'session'->>'accountId' = ${accountId}) ${only}`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
  * A client obtained a token: it now expires `ttlSeconds` after its last use instead of soon after registration.
  * Written at most once a day per client, so refreshing does not rewrite the row every time.
  */
