@@ -39,16 +39,17 @@ export function contentWords(query: string): string {
 }
 
 /**
- * Words that say when the question is about ("now", "these days", "used to", "a few years ago", "before" at the
- * end or before a name), not what: a memory sharing only them is no evidence ("These days the user's main sport
- * is climbing" for "How does the user keep fit these days?"). Which version of a fact is meant is recall-time.ts's
- * business.
+ * Words that say the question is about the present ("now", "these days", "currently", "any more", and "before" at
+ * the end or before a name, which means before now), not what it is about: any fact holds now, so a memory sharing
+ * only them is no evidence ("These days the user's main sport is climbing" for "How does the user keep fit these
+ * days?"). Which version of a fact is meant is recall-time.ts's business. Words that place a question in the past
+ * ("used to", "two years ago") stay: a memory of that time tends to say them (LoCoMo's "What hobby did Evan start
+ * a few years ago?" is answered by a turn saying "a few years ago").
  */
-const TIME_QUALIFIERS =
-  /\b(?:right now|now|nowadays|currently|these days|at the moment|at present|presently|any ?more|used? to|previously|formerly|back then|in the past|(?:a few|a couple of|some|many|several|\d+|two|three|four|five|ten) (?:years?|months?|weeks?) ago)\b/gi;
+const TIME_QUALIFIERS = /\b(?:right now|now|nowadays|currently|these days|at the moment|at present|presently|any ?more)\b/gi;
 const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
 
-/** The question without the words that say what kind of answer is wanted, without modal verbs and without time qualifiers. */
+/** The question without the words that say what kind of answer is wanted, without modal verbs and without the words that say it is about the present. */
 function withoutAnswerType(query: string): string {
   return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ');
 }

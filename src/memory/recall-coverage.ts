@@ -5,6 +5,11 @@ import { STOP_WORDS } from './english.js';
  * "Ivy can't eat eggs; she's allergic.", a fact told twice) takes a place that a question needing two facts needs
  * for the second. Among the first results, such near-copies move below the others of the window, in their order:
  * still returned, never lost, only after the results that add something.
+ *
+ * Only texts of one sentence (facts) are compared by their meaning vectors: the vector of several sentences (a
+ * conversation's turn, a note) averages them, and two turns in one voice measure as alike as a fact told twice
+ * while each says something the other does not ("The kids loved it! They made this!" / "I took my kids to a
+ * pottery workshop. We all made pots."). When either says several, a copy must say no word the better one does not.
  */
 
 /** How many of the first results are compared. */
@@ -19,7 +24,8 @@ const COPY_SIMILARITY = 0.82;
  * `results` (best first) with each near-copy of a better result moved after the rest. A near-copy is at least
  * COPY_SIMILARITY alike (`similarity(i, j)`, the cosine similarity of results i and j; null when unknown) and
  * names no name or number the better one does not: "Dr Kaur on Gloucester Road" and "Dr Byrne at Easton Dental"
- * are alike, and two facts. `distinct(i, j)`: a pair that must stay apart however alike (two versions of a fact
+ * are alike, and two facts; when either says several sentences, it must also say no word the better one does not.
+ * `distinct(i, j)`: a pair that must stay apart however alike (two versions of a fact
  * at different times, recall-time.ts).
  */
 export function spreadNearCopies<T extends { readonly text: string }>(
@@ -28,12 +34,13 @@ export function spreadNearCopies<T extends { readonly text: string }>(
   distinct: (i: number, j: number) => boolean = () => false,
 ): T[] {
   const names = results.map((result) => namesIn(result.text));
+  const words = results.map((result) => wordsIn(result.text));
+  const several = results.map((result) => severalSentences(result.text));
   const kept: number[] = [];
   const copies: number[] = [];
   results.forEach((_, index) => {
-    const copy = kept.some(
-      (better) => (similarity(better, index) ?? 0) >= COPY_SIMILARITY && [...names[index]!].every((name) => names[better]!.has(name)) && !distinct(better, index),
-    );
+    const within = (better: number) => [...names[index]!].every((name) => names[better]!.has(name)) && ((!several[index] && !several[better]) || [...words[index]!].every((word) => words[better]!.has(word)));
+    const copy = kept.some((better) => (similarity(better, index) ?? 0) >= COPY_SIMILARITY && within(better) && !distinct(better, index));
     (copy ? copies : kept).push(index);
   });
   return [...kept, ...copies].map((index) => results[index]!);
@@ -51,4 +58,17 @@ export function namesIn(text: string): Set<string> {
     });
   }
   return names;
+}
+
+/** A sentence ending inside the text ("… amazing. By the way, …"), not after a title ("Dr. Patel"). */
+const SENTENCE_BREAK = /(?<!\b(?:Dr|Mr|Mrs|Ms|St|Prof))[.!?]\s+\S/;
+
+/** Whether a text says several sentences (a conversation's turn, a note) rather than one fact. */
+export function severalSentences(text: string): boolean {
+  return SENTENCE_BREAK.test(text.trim());
+}
+
+/** A text's words in lowercase. */
+function wordsIn(text: string): Set<string> {
+  return new Set(text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []);
 }

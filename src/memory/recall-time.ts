@@ -1,5 +1,5 @@
 import { STOP_WORDS } from './english.js';
-import { namesIn } from './recall-coverage.js';
+import { namesIn, severalSentences } from './recall-coverage.js';
 
 /**
  * Time in recall: when the first results say different things about the same matter at different times ("worked
@@ -48,15 +48,12 @@ const BEFORE_NAME = /\b[Bb]efore \p{Lu}/u;
 /** "was"/"were" before a description ("The user's GP was Dr Patel"), not before an event's participle ("was born"). */
 const PAST_STATE = /\b(?:was|were) (?!born\b|bitten\b|diagnosed\b|told\b|given\b|made\b|taken\b|\w+ed\b)/i;
 
-/** A sentence ending inside the text ("… amazing. By the way, …"), not after a title ("Dr. Patel"). */
-const SENTENCE_BREAK = /(?<!\b(?:Dr|Mr|Mrs|Ms|St|Prof))[.!?]\s+\S/;
-
 /**
  * What a memory's text says about when it holds. A text of several sentences (a conversation's turn: "How was
  * your trip? … I sold my old car") says nothing as a whole: its time words belong to one sentence each.
  */
 export function timeMark(text: string): TimeMark {
-  if (SENTENCE_BREAK.test(text.trim())) return 0;
+  if (severalSentences(text)) return 0;
   if (CHANGED.test(text)) return 2;
   if (STARTED.test(text)) return 1;
   return PAST.test(text) || BEFORE_NAME.test(text) || PAST_STATE.test(text) ? -1 : 0;

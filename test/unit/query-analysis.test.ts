@@ -23,6 +23,19 @@ describe('contentWords', () => {
     expect(contentWords('Who bought the car?').split(' ')).toContain('buy');
   });
 
+  it('leaves out the words that say a question is about the present, and keeps those that place it in the past', () => {
+    const words = (query: string) => contentWords(query).split(/[\s?]+/);
+    expect(words('How does the user keep fit these days?')).not.toEqual(expect.arrayContaining(['these']));
+    expect(words('How does the user keep fit these days?')).toContain('fit');
+    expect(words('Where does Robin work now?')).not.toContain('now');
+    expect(words('What is John currently doing as a volunteer?')).not.toContain('currently');
+    expect(words('Where did the user work before?')).not.toContain('before');
+    // A memory of that time tends to say these words; "use to" can also mean a tool ("does Nate use to play").
+    expect(contentWords('What hobby did Evan start a few years ago?')).toContain('a few years ago');
+    expect(contentWords('What did the user used to drink?')).toContain('used to');
+    expect(contentWords('What mediums does Nate use to play games?')).toContain('use to play');
+  });
+
   it('keeps May before a number as a month and leaves questions without such words alone', () => {
     expect(contentWords('What happened in May 2023?')).toBe('What happened in May 2023?');
     expect(contentWords('Where does the user live?')).toBe('Where does the user live?');

@@ -124,4 +124,20 @@ describe('spreadNearCopies', () => {
     expect(spreadNearCopies(rent, similarities([[0, 1, 0.9]]), () => true)).toEqual(rent);
     expect(spreadNearCopies(rent, similarities([[0, 1, 0.9]]))).toEqual([rent[0], rent[2], rent[1]]);
   });
+
+  it('compares texts of several sentences (conversation turns) by their words, not by their likeness alone', () => {
+    const turns = [
+      text('Melanie: Last Fri I took my kids to a pottery workshop. We all made our own pots, it was fun!'),
+      text('Melanie: The kids loved it! They were so excited to make something with clay.'),
+      text('Other.'),
+    ];
+    // As alike as a fact told twice, but the second turn says what the first does not: both keep their places.
+    expect(spreadNearCopies(turns, similarities([[0, 1, 0.88]]))).toEqual(turns);
+    // One sentence against a turn: the same.
+    const mixed = [turns[0]!, text('Melanie: The kids made their own pots at a workshop.'), text('Other.')];
+    expect(spreadNearCopies(mixed, similarities([[0, 1, 0.9]]))).toEqual(mixed);
+    // A turn told again word for word is still a copy.
+    const again = [turns[0]!, text('Melanie: Last Fri I took my kids to a pottery workshop. We all made our own pots, it was fun!'), text('Other.')];
+    expect(spreadNearCopies(again, similarities([[0, 1, 0.99]]))).toEqual([again[0], again[2], again[1]]);
+  });
 });
