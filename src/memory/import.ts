@@ -86,6 +86,12 @@ class ImportRun {
   readonly #embeddingKeys: readonly string[];
   /** Ids of the exporting database → ids here, for the tombstones' replaced_by. */
   readonly #ids = new Map<number, number>();
+  /**
+   * Ids drawn from the sequence for a replaced_by met before the tombstone it names, and not yet given to one. A
+   * tombstone takes its former id's mapping only from here: never the id of a memory (or tombstone) already
+   * stored, which a crafted file could name (finding 9: that memory could then not be forgotten or corrected).
+   */
+  readonly #reserved = new Set<number>();
   #memories = 0;
   #tombstones = 0;
   #skipped = 0;
@@ -151,6 +157,7 @@ class ImportRun {
       // Again under the lock: another import of the same file may have stored some meanwhile.
       const now = await storedKeys(trx, subject, fresh);
       const ids = new Map(this.#ids);
+      const reserved = new Set(this.#reserved);
       const idsByKey = new Map([...stored, ...now]);
       let memories = 0;
       let tombstones = 0;
@@ -163,8 +170,9 @@ class ImportRun {
           memories += 1;
         } else {
           const { item: tombstone } = item;
-          const id = (item.formerId === undefined ? undefined : ids.get(item.formerId)) ?? (await allocateMemoryId(trx));
-          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, tombstone.formerReplacedBy);
+          const mapped = item.formerId === undefined ? undefined : ids.get(item.formerId);
+          const id = mapped !== undefined && reserved.delete(mapped) ? mapped : await allocateMemoryId(trx);
+          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, reserved, tombstone.formerReplacedBy);
           await insertTombstone(
             trx,
             subject,
@@ -182,10 +190,12 @@ class ImportRun {
         const id = idsByKey.get(item.key);
         if (item.formerId !== undefined && id !== undefined) ids.set(item.formerId, id);
       }
-      return { memories, tombstones, ids };
+      return { memories, tombstones, ids, reserved };
     });
     // Counted only once the transaction has committed.
     for (const [former, id] of written.ids) this.#ids.set(former, id);
+    this.#reserved.clear();
+    for (const id of written.reserved) this.#reserved.add(id);
     this.#memories += written.memories;
     this.#tombstones += written.tombstones;
     this.#skipped += repeats.length + prepared.length - written.memories - written.tombstones;
@@ -234,10 +244,16 @@ async function storedKeys(trx: DbTransaction, subject: string, items: readonly P
   return found;
 }
 
-/** The id here of a former id; one not met yet (a replacement further down the file) is given a new id now. */
-async function mappedId(trx: DbTransaction, ids: Map<number, number>, former: number): Promise<number> {
+/**
+ * The id here of a former id; one not met yet (a replacement further down the file) is given a new id now, kept
+ * in `reserved` for the tombstone that may carry it.
+ */
+async function mappedId(trx: DbTransaction, ids: Map<number, number>, reserved: Set<number>, former: number): Promise<number> {
   let id = ids.get(former);
-  if (id === undefined) ids.set(former, (id = await allocateMemoryId(trx)));
+  if (id === undefined) {
+    ids.set(former, (id = await allocateMemoryId(trx)));
+    reserved.add(id);
+  }
   return id;
 }
 
