@@ -6,8 +6,10 @@ import type { DatabaseHandle } from '../db/open-database.js';
 import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { isServiceError } from '../errors.js';
+import { subjectUsage } from '../db/memories/subject-stats.js';
+import { isServiceError, quotaExceeded } from '../errors.js';
 import { embedMemoryTexts, embedTombstoneTexts } from './passages.js';
+import { NO_QUOTA, quotaProblem, textBytesOf, type SubjectQuota } from './quota.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
@@ -25,6 +27,8 @@ export interface ImportOptions {
   readonly streams?: number;
   /** Told the running totals after every batch. */
   readonly onBatch?: (summary: ImportSummary) => void;
+  /** What the subject may keep; the import stops at it, keeping what was stored. */
+  readonly quota?: SubjectQuota;
 }
 
 type Prepared =
@@ -57,7 +61,7 @@ export async function importItems(
   items: AsyncIterable<ImportItem>,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const run = new ImportRun(db, embedder, subject, options.streams ?? 1);
+  const run = new ImportRun(db, embedder, subject, options.streams ?? 1, options.quota ?? NO_QUOTA);
   let batch: ImportItem[] = [];
   try {
     for await (const item of items) {
@@ -82,6 +86,7 @@ class ImportRun {
   readonly #db: DatabaseHandle;
   readonly #embedder: EmbeddingProvider;
   readonly #subject: string;
+  readonly #quota: SubjectQuota;
   /** The fairness keys of a batch's embedding calls, made at once: the subject's alone, or one per stream. */
   readonly #embeddingKeys: readonly string[];
   /** Ids of the exporting database → ids here, for the tombstones' replaced_by. */
@@ -98,10 +103,11 @@ class ImportRun {
   #refused = 0;
   readonly #refusals: ImportRefusal[] = [];
 
-  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number) {
+  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number, quota: SubjectQuota) {
     this.#db = db;
     this.#embedder = embedder;
     this.#subject = subject;
+    this.#quota = quota;
     this.#embeddingKeys = streams <= 1 ? [subject] : Array.from({ length: streams }, (_, index) => `import:${index}`);
   }
 
@@ -138,6 +144,8 @@ class ImportRun {
       keys.add(ready.key);
       prepared.push(ready);
     }
+    // A batch of refusals (a file of junk lines) asks nothing of the database.
+    if (prepared.length === 0) return;
     const subject = this.#subject;
     // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
     const stored = await this.#db.withSubject(subject, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
@@ -161,10 +169,18 @@ class ImportRun {
       const idsByKey = new Map([...stored, ...now]);
       let memories = 0;
       let tombstones = 0;
+      let overQuota: string | undefined;
+      const usage = await subjectUsage(trx, subject);
+      let textBytes = usage.textBytes;
       for (const item of fresh) {
         if (now.has(item.key)) continue;
         const vectors = vectorsOf.get(item)!;
         if (item.kind === 'memory') {
+          const bytes = textBytesOf(item.memory.text);
+          // What fits is stored; the import stops at the first memory that does not.
+          overQuota = quotaProblem(this.#quota, { memories: usage.memories + memories, textBytes }, bytes);
+          if (overQuota !== undefined) break;
+          textBytes += bytes;
           const id = await insertMemory(trx, subject, item.memory, vectors, item.timestamps);
           idsByKey.set(item.key, id);
           memories += 1;
@@ -190,7 +206,7 @@ class ImportRun {
         const id = idsByKey.get(item.key);
         if (item.formerId !== undefined && id !== undefined) ids.set(item.formerId, id);
       }
-      return { memories, tombstones, ids, reserved };
+      return { memories, tombstones, ids, reserved, overQuota, skipped: fresh.filter((item) => now.has(item.key)).length };
     });
     // Counted only once the transaction has committed.
     for (const [former, id] of written.ids) this.#ids.set(former, id);
@@ -198,7 +214,8 @@ class ImportRun {
     for (const id of written.reserved) this.#reserved.add(id);
     this.#memories += written.memories;
     this.#tombstones += written.tombstones;
-    this.#skipped += repeats.length + prepared.length - written.memories - written.tombstones;
+    this.#skipped += repeats.length + prepared.length - fresh.length + written.skipped;
+    if (written.overQuota !== undefined) throw quotaExceeded(written.overQuota);
   }
 
   /** Remember's checks for one item; undefined (and counted) when it is refused. */
