@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Browser as ChromiumBrowser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserStore, usersFilePath } from '../../src/auth/authorization-server/user-store.js';
 import { browserSkipReason, launchChromium, type Credentials } from '../helpers/browser.js';
+import { dropSchema } from '../helpers/drop-schema.js';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
@@ -22,10 +22,12 @@ if (skip !== undefined) console.warn(skip);
  */
 const MB = 1024 * 1024;
 /**
- * The issue's bound is 100 ms (what an idle machine measures: 20–60 ms); the margin is for a CI machine shared with
- * other test runs, where /healthz alone was seen to take 120 ms. Before the fix: 23 s and more.
+ * The issue's bound is 100 ms, which a quiet machine meets (20–140 ms measured at load 2). The margin is for a
+ * machine shared with other test runs: at load 30 on 2 cores, /healthz of an idle server took up to 120 ms and,
+ * during two imports, up to 1.3 s, the server's turns being short but its process waiting for a core. Before the
+ * fix one import held it 23 s and more.
  */
-const HEALTHZ_BOUND_MS = 1_000;
+const HEALTHZ_BOUND_MS = 2_500;
 const RSS_GROWTH_BOUND = 200 * MB;
 
 const USERS: Credentials[] = ['alice', 'bob', 'carol'].map((username) => ({ username, password: `${username} has a long enough password` }));
@@ -86,12 +88,7 @@ describe.skipIf(skip !== undefined).each(engines)('page import under hostile fil
     await chromium?.close();
     await server?.stop();
     await openai?.close();
-    if (engine === 'postgres') {
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
+    if (engine === 'postgres') await dropSchema(schema, TEST_DATABASE_URL!);
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
