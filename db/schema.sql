@@ -30,7 +30,7 @@ create table memories (
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
   CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
-  CREATE TRIGGER memories_count_move AFTER UPDATE OF subject, session_id ON memories FOR EACH ROW WHEN (((old.subject IS DISTINCT FROM new.subject) OR (old.session_id IS DISTINCT FROM new.session_id))) EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_count_move AFTER UPDATE OF subject, session_id, text ON memories FOR EACH ROW WHEN (((old.subject IS DISTINCT FROM new.subject) OR (old.session_id IS DISTINCT FROM new.session_id) OR (old.text IS DISTINCT FROM new.text))) EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_terms_forget AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_forget();
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   CREATE TRIGGER memories_terms_truncate AFTER TRUNCATE ON memories FOR EACH STATEMENT EXECUTE FUNCTION memories_truncated();
@@ -84,11 +84,13 @@ create table oauth_objects (
 create table subject_stats (
   subject text not null,
   memories bigint not null,
-  in_conversations bigint default 0 not null
+  in_conversations bigint default 0 not null,
+  text_bytes bigint default 0 not null
 );
   constraint subject_stats_in_conversations_check CHECK ((in_conversations >= 0));
   constraint subject_stats_memories_check CHECK ((memories >= 0));
   constraint subject_stats_pkey PRIMARY KEY (subject);
+  constraint subject_stats_text_bytes_check CHECK ((text_bytes >= 0));
   CREATE UNIQUE INDEX subject_stats_pkey ON subject_stats USING btree (subject);
   row level security enabled, forced;
   policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));

@@ -87,6 +87,7 @@ export async function composeService(config: Config, options: ComposeOptions = {
     db,
     embedder,
     nearDuplicateThreshold: config.memory.nearDuplicateThreshold,
+    quota: config.memory.quota,
     ...(options.exactScanLimit === undefined ? {} : { exactScanLimit: options.exactScanLimit }),
     // The database error itself is logged where it happens (open-storage); this says what becomes of the work.
     onTermsError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'writing a stored memory’s words failed; trying again in a few seconds'),

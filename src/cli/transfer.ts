@@ -23,7 +23,7 @@ async function withService<T>(config: Config, use: 'import' | 'export', work: (s
     use === 'import' ? { embedder: createEmbeddingProvider(config.embedding, undefined, 'maintenance') } : { warmUp: false },
   );
   try {
-    return await work(new MemoryService({ db: storage.db, embedder: storage.embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold }));
+    return await work(new MemoryService({ db: storage.db, embedder: storage.embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold, quota: config.memory.quota }));
   } finally {
     await storage.close();
   }

@@ -71,6 +71,8 @@ export interface SubjectStatsTable {
   memories: ColumnType<string | number, never, never>;
   /** Of those, the ones with a session_id (migration 0016). */
   in_conversations: ColumnType<string | number, never, never>;
+  /** The bytes of their texts, UTF-8 (migration 0018): the quota's measure. */
+  text_bytes: ColumnType<string | number, never, never>;
 }
 
 /**

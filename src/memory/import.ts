@@ -6,8 +6,10 @@ import type { DatabaseHandle } from '../db/open-database.js';
 import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { isServiceError } from '../errors.js';
+import { subjectUsage } from '../db/memories/subject-stats.js';
+import { isServiceError, quotaExceeded } from '../errors.js';
 import { embedMemoryTexts, embedTombstoneTexts } from './passages.js';
+import { NO_QUOTA, quotaProblem, textBytesOf, type SubjectQuota } from './quota.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
@@ -25,6 +27,8 @@ export interface ImportOptions {
   readonly streams?: number;
   /** Told the running totals after every batch. */
   readonly onBatch?: (summary: ImportSummary) => void;
+  /** What the subject may keep; the import stops at it, keeping what was stored. */
+  readonly quota?: SubjectQuota;
 }
 
 type Prepared =
@@ -57,7 +61,7 @@ export async function importItems(
   items: AsyncIterable<ImportItem>,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const run = new ImportRun(db, embedder, subject, options.streams ?? 1);
+  const run = new ImportRun(db, embedder, subject, options.streams ?? 1, options.quota ?? NO_QUOTA);
   let batch: ImportItem[] = [];
   try {
     for await (const item of items) {
@@ -82,20 +86,28 @@ class ImportRun {
   readonly #db: DatabaseHandle;
   readonly #embedder: EmbeddingProvider;
   readonly #subject: string;
+  readonly #quota: SubjectQuota;
   /** The fairness keys of a batch's embedding calls, made at once: the subject's alone, or one per stream. */
   readonly #embeddingKeys: readonly string[];
   /** Ids of the exporting database → ids here, for the tombstones' replaced_by. */
   readonly #ids = new Map<number, number>();
+  /**
+   * Ids drawn from the sequence for a replaced_by met before the tombstone it names, and not yet given to one. A
+   * tombstone takes its former id's mapping only from here: never the id of a memory (or tombstone) already
+   * stored, which a crafted file could name (finding 9: that memory could then not be forgotten or corrected).
+   */
+  readonly #reserved = new Set<number>();
   #memories = 0;
   #tombstones = 0;
   #skipped = 0;
   #refused = 0;
   readonly #refusals: ImportRefusal[] = [];
 
-  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number) {
+  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number, quota: SubjectQuota) {
     this.#db = db;
     this.#embedder = embedder;
     this.#subject = subject;
+    this.#quota = quota;
     this.#embeddingKeys = streams <= 1 ? [subject] : Array.from({ length: streams }, (_, index) => `import:${index}`);
   }
 
@@ -132,6 +144,8 @@ class ImportRun {
       keys.add(ready.key);
       prepared.push(ready);
     }
+    // A batch of refusals (a file of junk lines) asks nothing of the database.
+    if (prepared.length === 0) return;
     const subject = this.#subject;
     // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
     const stored = await this.#db.withSubject(subject, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
@@ -151,20 +165,30 @@ class ImportRun {
       // Again under the lock: another import of the same file may have stored some meanwhile.
       const now = await storedKeys(trx, subject, fresh);
       const ids = new Map(this.#ids);
+      const reserved = new Set(this.#reserved);
       const idsByKey = new Map([...stored, ...now]);
       let memories = 0;
       let tombstones = 0;
+      let overQuota: string | undefined;
+      const usage = await subjectUsage(trx, subject);
+      let textBytes = usage.textBytes;
       for (const item of fresh) {
         if (now.has(item.key)) continue;
         const vectors = vectorsOf.get(item)!;
         if (item.kind === 'memory') {
+          const bytes = textBytesOf(item.memory.text);
+          // What fits is stored; the import stops at the first memory that does not.
+          overQuota = quotaProblem(this.#quota, { memories: usage.memories + memories, textBytes }, bytes);
+          if (overQuota !== undefined) break;
+          textBytes += bytes;
           const id = await insertMemory(trx, subject, item.memory, vectors, item.timestamps);
           idsByKey.set(item.key, id);
           memories += 1;
         } else {
           const { item: tombstone } = item;
-          const id = (item.formerId === undefined ? undefined : ids.get(item.formerId)) ?? (await allocateMemoryId(trx));
-          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, tombstone.formerReplacedBy);
+          const mapped = item.formerId === undefined ? undefined : ids.get(item.formerId);
+          const id = mapped !== undefined && reserved.delete(mapped) ? mapped : await allocateMemoryId(trx);
+          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, reserved, tombstone.formerReplacedBy);
           await insertTombstone(
             trx,
             subject,
@@ -182,13 +206,16 @@ class ImportRun {
         const id = idsByKey.get(item.key);
         if (item.formerId !== undefined && id !== undefined) ids.set(item.formerId, id);
       }
-      return { memories, tombstones, ids };
+      return { memories, tombstones, ids, reserved, overQuota, skipped: fresh.filter((item) => now.has(item.key)).length };
     });
     // Counted only once the transaction has committed.
     for (const [former, id] of written.ids) this.#ids.set(former, id);
+    this.#reserved.clear();
+    for (const id of written.reserved) this.#reserved.add(id);
     this.#memories += written.memories;
     this.#tombstones += written.tombstones;
-    this.#skipped += repeats.length + prepared.length - written.memories - written.tombstones;
+    this.#skipped += repeats.length + prepared.length - fresh.length + written.skipped;
+    if (written.overQuota !== undefined) throw quotaExceeded(written.overQuota);
   }
 
   /** Remember's checks for one item; undefined (and counted) when it is refused. */
@@ -234,10 +261,16 @@ async function storedKeys(trx: DbTransaction, subject: string, items: readonly P
   return found;
 }
 
-/** The id here of a former id; one not met yet (a replacement further down the file) is given a new id now. */
-async function mappedId(trx: DbTransaction, ids: Map<number, number>, former: number): Promise<number> {
+/**
+ * The id here of a former id; one not met yet (a replacement further down the file) is given a new id now, kept
+ * in `reserved` for the tombstone that may carry it.
+ */
+async function mappedId(trx: DbTransaction, ids: Map<number, number>, reserved: Set<number>, former: number): Promise<number> {
   let id = ids.get(former);
-  if (id === undefined) ids.set(former, (id = await allocateMemoryId(trx)));
+  if (id === undefined) {
+    ids.set(former, (id = await allocateMemoryId(trx)));
+    reserved.add(id);
+  }
   return id;
 }
 

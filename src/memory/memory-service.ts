@@ -4,7 +4,7 @@ import { listPage } from '../db/memories/list-page.js';
 import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
 import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memories.js';
-import { subjectMemoryCount } from '../db/memories/subject-stats.js';
+import { subjectMemoryCount, subjectUsage, type SubjectUsage } from '../db/memories/subject-stats.js';
 import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
 import { exportMemoryPage } from '../db/memories/transfer.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
@@ -16,6 +16,7 @@ import { embeddingError, notFound } from '../errors.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
 import { embedMemoryTexts } from './passages.js';
+import { checkQuota, NO_QUOTA, type SubjectQuota } from './quota.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { comparerOf } from './same-fact.js';
 import { rejectSecrets } from './secrets.js';
@@ -49,6 +50,8 @@ export interface MemoryServiceOptions {
   readonly nearDuplicateThreshold: number;
   /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking and findNearMemories). */
   readonly exactScanLimit?: number;
+  /** What one subject may keep (remember, correct and import stop at it); default none. */
+  readonly quota?: SubjectQuota;
   /** Told when writing a stored memory's words failed; they are written by a retry (see completePendingTerms). */
   readonly onTermsError?: (error: unknown) => void;
 }
@@ -98,6 +101,10 @@ export class MemoryService {
     this.#options = options;
   }
 
+  get #quota(): SubjectQuota {
+    return this.#options.quota ?? NO_QUOTA;
+  }
+
   async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
     rejectSecrets({ text: given.text, tags: given.tags, sourceProvider: given.sourceProvider, sessionId: given.sessionId });
     const memory = { ...given, tags: canonicalTags(given.tags) };
@@ -128,6 +135,7 @@ export class MemoryService {
         const found: RememberResult = { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
         return { result: found, termsPending: false };
       }
+      await checkQuota(trx, subject, this.#quota, memory.text);
       const inserted = await insertMemoryNearTombstones(trx, subject, memory, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
       const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: inserted.tombstones };
       return { result: stored, termsPending: inserted.termsPending };
@@ -246,6 +254,8 @@ export class MemoryService {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
+      // The old memory is no longer counted: a correction needs room only for what its text adds.
+      await checkQuota(trx, subject, this.#quota, correction.text);
       const newId = await insertMemory(
         trx,
         subject,
@@ -285,6 +295,11 @@ export class MemoryService {
   }
 
   /** How many memories (expired ones included) and tombstones the subject has. */
+  /** What the subject keeps, and the most it may (0: no limit). */
+  async usage(subject: string): Promise<{ readonly used: SubjectUsage; readonly quota: SubjectQuota }> {
+    return { used: await this.#options.db.withSubject(subject, 'reading usage', (trx) => subjectUsage(trx, subject)), quota: this.#quota };
+  }
+
   async counts(subject: string): Promise<{ memories: number; tombstones: number }> {
     return this.#options.db.withSubject(subject, 'counting memories', async (trx) => ({
       memories: await subjectMemoryCount(trx, subject),
@@ -353,7 +368,7 @@ export class MemoryService {
 
   /** Imports memories and tombstones read from a file (see import.ts); never throws for a refused item. */
   async import(subject: string, items: AsyncIterable<ImportItem>, options: ImportOptions): Promise<ImportSummary> {
-    return importItems(this.#options.db, this.#options.embedder, subject, items, options);
+    return importItems(this.#options.db, this.#options.embedder, subject, items, { ...options, quota: this.#quota });
   }
 
   /** A memory's text embedded whole and by passages (embedMemoryTexts), the subject as the provider's fairness key. */

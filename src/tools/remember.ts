@@ -66,7 +66,7 @@ const rememberOutput = {
 };
 
 /** The errors remember can answer with; correct can answer them too. */
-export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
+export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'QUOTA_EXCEEDED', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
 
 export function rememberTool(service: MemoryService, maxTextChars: number): Tool {
   return defineTool({

@@ -20,6 +20,13 @@ import { EXPORT_FORMAT, EXPORT_VERSION } from './export-format.js';
 /** What imported MCP memory-server lines are marked with, so they can be told apart (and filtered). */
 export const MCP_MEMORY_SOURCE = 'mcp-memory-server';
 
+/**
+ * Most observations one entity line may carry: each becomes a memory, and a line is read in one turn of the event
+ * loop (issue 38: one entity of 5 million observations held the server 37 s and 3 GB). The official server's
+ * entities have a handful.
+ */
+export const MAX_ENTITY_OBSERVATIONS = 10_000;
+
 /** Clock skew allowed for times that must not lie in the future (as remember's last_confirmed_at). */
 const CLOCK_SKEW_MS = 60_000;
 
@@ -77,7 +84,9 @@ const entityLine = z.looseObject({
   type: z.literal('entity'),
   name,
   entityType: name,
-  observations: z.array(z.unknown(), { error: 'must be an array of strings' }),
+  observations: z
+    .array(z.unknown(), { error: 'must be an array of strings' })
+    .max(MAX_ENTITY_OBSERVATIONS, `has more than ${MAX_ENTITY_OBSERVATIONS} entries, the most one entity may have (split it into several entities)`),
 });
 
 const relationLine = z.looseObject({ type: z.literal('relation'), from: name, to: name, relationType: name });

@@ -277,6 +277,8 @@ export interface DataView {
   readonly importMaxBytes: number;
   readonly notice?: string | undefined;
   readonly error?: string | undefined;
+  /** What the person keeps and the most they may (0: no limit), shown when known. */
+  readonly usage?: { readonly used: { readonly memories: number; readonly textBytes: number }; readonly quota: { readonly memories: number; readonly textBytes: number } } | undefined;
 }
 
 export function dataPage(view: DataView): string {
@@ -284,6 +286,7 @@ export function dataPage(view: DataView): string {
     'Your data',
     { csrf: view.csrf, section: 'data', notice: view.notice, error: view.error },
     html`<h1>Your data</h1>
+${view.usage === undefined ? '' : usageLine(view.usage)}
 <section class="card" aria-labelledby="export">
 <h2 id="export">Export</h2>
 <p>Everything stored about you, as one file: every memory with all its fields, and everything corrected or forgotten (JSON Lines, described in the service's README).</p>
@@ -374,6 +377,12 @@ export function welcomePage(notice: string | undefined): string {
 /** A page with a heading, a sentence and a way on. */
 export function messagePage(title: string, message: string, link: { readonly href: string; readonly label: string }, csrf?: string): string {
   return layout(title, { csrf }, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p><p><a href="${link.href}">${link.label}</a></p></div>`);
+}
+
+/** "You keep 120 memories (34 KiB of text) of at most 50,000 (50 MiB)." */
+function usageLine({ used, quota }: NonNullable<DataView['usage']>): Html {
+  const limits = [quota.memories > 0 ? `${quota.memories.toLocaleString('en')} memories` : '', quota.textBytes > 0 ? `${formatBytes(quota.textBytes)} of text` : ''].filter((part) => part !== '');
+  return html`<p class="usage">You keep ${used.memories.toLocaleString('en')} ${used.memories === 1 ? 'memory' : 'memories'} (${formatBytes(used.textBytes)} of text)${limits.length === 0 ? '' : `; the most you may keep is ${limits.join(' and ')}`}.</p>`;
 }
 
 function formatBytes(bytes: number): string {

@@ -47,3 +47,15 @@ export function toSubjectSize(row: SubjectSizeRow | undefined): SubjectSize {
     inConversations: Number(row?.in_conversations ?? 0),
   };
 }
+
+export interface SubjectUsage {
+  readonly memories: number;
+  readonly textBytes: number;
+}
+
+/** The subject's memories and their texts' bytes, as kept by triggers (migrations 0005, 0018). */
+export async function subjectUsage(trx: DbTransaction, subject: string): Promise<SubjectUsage> {
+  const { rows } = await sql<{ memories: string | number; text_bytes: string | number }>`
+    select memories, text_bytes from subject_stats where subject = ${subject}`.execute(trx);
+  return { memories: Number(rows[0]?.memories ?? 0), textBytes: Number(rows[0]?.text_bytes ?? 0) };
+}
