@@ -281,6 +281,8 @@ describe('sameFact', () => {
     ["The user's phone is an iPhone 13.", 'The user uses an iPhone 13.'],
     ["The user's laptop runs Ubuntu 24.04.", "Ubuntu 24.04 is the operating system on the user's laptop."],
     ['The user has been learning Italian for three years.', 'The user has studied Italian for three years.'],
+    // The possessive is a word of its own: "lives in" was reworded to "'s home is", not replaced in place.
+    ['The user lives in a flat in Glasgow.', "The user's home is a flat in Glasgow."],
   ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
     const compare = comparerOf(incoming);
     expect(compare(stored, 0.9).same).toBe(true);
