@@ -61,7 +61,7 @@ const NEAR_LIMIT = 5;
 /**
  * Near-duplicate candidates reach this far below NearDuplicateThreshold: a paraphrase in other words can score
  * lower than the threshold (0.74 for "renews on 14 July" / "renewal date is July 14th" with the local model), so
- * a candidate down here is skipped as the same fact only on the evidence of its words (comparerOf).
+ * a candidate down here is skipped as the same fact only on the evidence of its words and similarity (comparerOf).
  */
 const CANDIDATE_MARGIN = 0.15;
 const NEAR_CANDIDATES = 20;
@@ -126,7 +126,7 @@ export class MemoryService {
         compare === undefined
           ? []
           : candidates
-              .map((candidate) => ({ candidate, comparison: compare(candidate.text) }))
+              .map((candidate) => ({ candidate, comparison: compare(candidate.text, candidate.similarity) }))
               .filter(({ candidate, comparison }) => candidate.similarity >= threshold || comparison.same || comparison.overlap >= LISTED_OVERLAP)
               .sort((a, b) => Number(b.comparison.same) - Number(a.comparison.same) || b.candidate.similarity - a.candidate.similarity);
       const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
