@@ -273,12 +273,12 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     expect(download.suggestedFilename()).toMatch(/^memory-service-export-\d{4}-\d{2}-\d{2}\.jsonl$/);
     exported = readFileSync((await download.path())!, 'utf8');
     const lines = exported.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines[0]).toEqual({ format: 'memory-service-export', version: 1, exported_at: expect.any(String) });
+    expect(lines[0]).toEqual({ format: 'memory-service-export', version: 2, exported_at: expect.any(String) });
     const memories = lines.filter((line) => line.type === 'memory');
     const tombstones = lines.filter((line) => line.type === 'tombstone');
     expect(memories).toHaveLength(23);
     expect(Object.keys(memories[0]!).sort()).toEqual(
-      ['type', 'memory_id', 'text', 'tags', 'importance', 'capture_mode', 'source_provider', 'session_id', 'created_at', 'updated_at', 'last_confirmed_at', 'expires_at', 'embedding_model'].sort(),
+      ['type', 'memory_id', 'text', 'tags', 'importance', 'capture_mode', 'source_provider', 'session_id', 'created_at', 'updated_at', 'last_confirmed_at', 'expires_at', 'embedding_model', 'restatements'].sort(),
     );
     expect(memories.find((line) => line.text === 'Alice is allergic to penicillin')).toMatchObject({
       tags: ['health'],
