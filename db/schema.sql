@@ -60,6 +60,7 @@ create table memory_restatements (
   CREATE INDEX memory_restatements_memory_idx ON memory_restatements USING btree (memory_id);
   CREATE UNIQUE INDEX memory_restatements_pkey ON memory_restatements USING btree (id);
   CREATE INDEX memory_restatements_subject_memory_idx ON memory_restatements USING btree (subject, memory_id, created_at);
+  CREATE TRIGGER memory_restatements_count AFTER INSERT OR DELETE ON memory_restatements FOR EACH ROW EXECUTE FUNCTION subject_stats_restatements();
   row level security enabled, forced;
   policy memory_restatements_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
@@ -110,11 +111,13 @@ create table oauth_objects (
 create table subject_stats (
   subject text not null,
   memories bigint not null,
-  in_conversations bigint default 0 not null
+  in_conversations bigint default 0 not null,
+  restatements bigint default 0 not null
 );
   constraint subject_stats_in_conversations_check CHECK ((in_conversations >= 0));
   constraint subject_stats_memories_check CHECK ((memories >= 0));
   constraint subject_stats_pkey PRIMARY KEY (subject);
+  constraint subject_stats_restatements_check CHECK ((restatements >= 0));
   CREATE UNIQUE INDEX subject_stats_pkey ON subject_stats USING btree (subject);
   row level security enabled, forced;
   policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));

@@ -100,6 +100,8 @@ export interface SubjectStatsTable {
   memories: ColumnType<string | number, never, never>;
   /** Of those, the ones with a session_id (migration 0016). */
   in_conversations: ColumnType<string | number, never, never>;
+  /** Restatements of its memories (migration 0017). */
+  restatements: ColumnType<string | number, never, never>;
 }
 
 /**

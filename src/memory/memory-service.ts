@@ -67,6 +67,8 @@ const NEAR_CANDIDATES = 20;
 const LISTED_OVERLAP = 0.3;
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
+/** Most restatements recall shows under one memory (nearest first). */
+const MATCHED_RESTATEMENTS = 3;
 /** Rows an export reads per transaction. */
 const EXPORT_BATCH = 500;
 /**
@@ -192,7 +194,7 @@ export class MemoryService {
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     return this.#options.db.withSubject(subject, 'recalling memories', async (trx) => {
       const query = { text: request.query, vector, filters: request.filters };
-      const { ranked } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
+      const { ranked, restatements } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
       const top = ranked.slice(0, request.limit);
       const records = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
       const ordered = top.flatMap((item) => {
@@ -201,7 +203,11 @@ export class MemoryService {
       });
       const { kept, cut } = fitToBudget(ordered, request.maxChars);
       return {
-        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), score: row.score })),
+        memories: kept.map(({ row, truncated }) => ({
+          ...toMemory(row, truncated),
+          score: row.score,
+          matchedRestatements: (restatements.get(row.id) ?? []).slice(0, MATCHED_RESTATEMENTS).map(({ text, truncated: cut, createdAt }) => ({ text, textTruncated: cut, createdAt })),
+        })),
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
     }, { readOnly: true });

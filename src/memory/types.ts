@@ -59,6 +59,8 @@ export interface Memory extends Omit<MemoryRecord, 'textChars'> {
 export interface RecalledMemory extends Memory {
   /** Fused rank score in (0, 1]; 1 = ranked first by every retriever. */
   readonly score: number;
+  /** Its restatements that matched the query (nearer to it than the memory's text, or sharing its words), nearest first. */
+  readonly matchedRestatements: readonly { readonly text: string; readonly textTruncated: boolean; readonly createdAt: Date }[];
 }
 
 export interface RecallRequest {

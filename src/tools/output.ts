@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Memory, Restatement, StoredRestatement } from '../memory/types.js';
+import type { Memory, StoredRestatement } from '../memory/types.js';
 
 /**
  * Building blocks of the tools' output schemas and presenters: the wire's snake_case fields, ISO 8601 strings
@@ -44,16 +44,6 @@ export function presentMemory(memory: Memory): z.output<z.ZodObject<typeof memor
     last_confirmed_at: memory.lastConfirmedAt.toISOString(),
     expires_at: memory.expiresAt === null ? null : memory.expiresAt.toISOString(),
   };
-}
-
-/** A text remember kept as restating a memory (dedup_policy skip_if_near judged it the same fact). */
-export const restatementOutput = z.strictObject({
-  text: z.string().meta({ description: 'The text as it was given to remember.' }),
-  created_at: timestampOutput('When it was given.'),
-});
-
-export function presentRestatement(restatement: Restatement): z.output<typeof restatementOutput> {
-  return { text: restatement.text, created_at: restatement.createdAt.toISOString() };
 }
 
 /** A restatement as list_memories shows it: everything stored with it. */

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertRestatement } from '../../src/db/memories/restatements.js';
+import { storedVector } from '../../src/db/pgvector.js';
 import { MemoryService } from '../../src/memory/memory-service.js';
 import { exportLines } from '../../src/transfer/export-format.js';
 import { importFile } from '../../src/transfer/import-file.js';
@@ -86,6 +88,30 @@ describe.each(engines)('restatements on %s', (engine) => {
     expect(await restatementRows(newSubject())).toEqual([]);
     const listed = await call(newSubject(), 'list_memories', {});
     expect(listed.structured.memories).toEqual([]);
+  });
+
+  it('is searched by recall, by its words and its vector: its memory comes first, once, showing what matched', async () => {
+    const subject = newSubject();
+    const ids: number[] = [];
+    for (const text of ["The user's cat is called Miso", "The user's dog is called Rex", "The user's parrot is called Kiwi", "The user's horse is called Juniper"]) {
+      ids.push((await call(subject, 'remember', { text, dedup_policy: 'insert' })).structured.memory_id as number);
+    }
+    // Stored as remember would, whatever the same-fact decision makes of these words.
+    const restatement = 'Zorblax, the ginger tabby, answers to Miso';
+    const [values] = await server.service.embedder.embed([restatement]);
+    await server.service.db.withSubject(subject, 'restating', (trx) =>
+      insertRestatement(trx, subject, ids[0]!, { text: restatement, tags: [], sourceProvider: undefined, captureMode: undefined, sessionId: undefined }, storedVector(values!, server.service.embedder.model)),
+    );
+    for (const query of ['Zorblax', 'ginger tabby']) {
+      const recalled = await call(subject, 'recall', { query, limit: 4 });
+      const memories = recalled.structured.memories as { memory_id: number; matched_restatements?: { text: string; created_at: string }[] }[];
+      expect(memories[0]).toMatchObject({ memory_id: ids[0], matched_restatements: [{ text: restatement, created_at: expect.any(String) }] });
+      expect(new Set(memories.map((memory) => memory.memory_id)).size).toBe(memories.length);
+      expect(memories.slice(1).every((memory) => memory.matched_restatements === undefined)).toBe(true);
+    }
+    // A filter its memory fails leaves the restatement out too.
+    const filtered = await call(subject, 'recall', { query: 'Zorblax', tags: ['nothing-tagged-so'] });
+    expect(filtered.structured.memories).toEqual([]);
   });
 
   it('is listed under its memory by list_memories', async () => {

@@ -15,6 +15,9 @@ import { sql, type Kysely } from 'kysely';
  * cannot tell apart. A subject has few restatements (one per text judged a repeat), so its rows are read through
  * the (subject, memory_id) index and matched with `@@` on the stored search_vector. The per-dimension HNSW index
  * over `embedding`, like memories', is made at start with memories' (ensureVectorIndex).
+ *
+ * subject_stats counts each subject's restatements (kept by triggers, as the memories' count), so that recall
+ * spends no round trip on restatements for a subject that has none.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -48,9 +51,26 @@ export async function up(db: Kysely<any>): Promise<void> {
       with check (subject = current_setting('memory_service.subject', true)
                   or current_setting('memory_service.all_subjects', true) = 'on')`.execute(db);
   await sql`alter table tombstones add column restatements jsonb not null default '[]'`.execute(db);
+  await sql`alter table subject_stats add column restatements bigint not null default 0 check (restatements >= 0)`.execute(db);
+  // A restatement's memory exists, so its subject has a subject_stats row (but while erasing it: then none is updated).
+  await sql`
+    create function subject_stats_restatements() returns trigger language plpgsql set search_path from current as $$
+    begin
+      if tg_op = 'DELETE' then
+        update subject_stats set restatements = restatements - 1 where subject = old.subject;
+      else
+        update subject_stats set restatements = restatements + 1 where subject = new.subject;
+      end if;
+      return null;
+    end $$`.execute(db);
+  await sql`
+    create trigger memory_restatements_count after insert or delete on memory_restatements
+      for each row execute function subject_stats_restatements()`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`alter table subject_stats drop column restatements`.execute(db);
   await sql`alter table tombstones drop column restatements`.execute(db);
   await sql`drop table memory_restatements`.execute(db);
+  await sql`drop function subject_stats_restatements()`.execute(db);
 }
