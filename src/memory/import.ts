@@ -1,5 +1,6 @@
 import { allocateMemoryId, memoriesWithTexts, tombstonesWithTexts } from '../db/memories/transfer.js';
 import { insertMemory } from '../db/memories/memories.js';
+import { insertImportedRestatements } from '../db/memories/restatements.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
@@ -12,7 +13,7 @@ import { embedMemoryTexts, embedTombstoneTexts } from './passages.js';
 import { NO_QUOTA, quotaProblem, textBytesOf, type SubjectQuota } from './quota.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
-import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
+import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, Restatement, TombstoneReason } from './types.js';
 
 /** Refusals reported by reason, in file order; past this many only their number. */
 export const MAX_REPORTED_REFUSALS = 100;
@@ -32,13 +33,22 @@ export interface ImportOptions {
 }
 
 type Prepared =
-  | { readonly kind: 'memory'; readonly key: string; readonly formerId: number | undefined; readonly memory: NewMemory; readonly timestamps: Extract<ImportItem, { kind: 'memory' }>['timestamps'] }
+  | {
+      readonly kind: 'memory';
+      readonly key: string;
+      readonly formerId: number | undefined;
+      readonly memory: NewMemory;
+      readonly timestamps: Extract<ImportItem, { kind: 'memory' }>['timestamps'];
+      /** Tags normalised, like the memory's. */
+      readonly restatements: readonly Restatement[];
+    }
   | {
       readonly kind: 'tombstone';
       readonly key: string;
       readonly formerId: number | undefined;
       readonly item: Extract<ImportItem, { kind: 'tombstone' }>;
       readonly tags: string[];
+      readonly restatements: readonly Restatement[];
     };
 
 /**
@@ -159,6 +169,10 @@ class ImportRun {
       ...freshMemories.map((item, index) => [item, memoryVectors[index]!] as const),
       ...freshTombstones.map((item, index) => [item, tombstoneVectors[index]!] as const),
     ]);
+    // A restatement keeps its whole text's vector, as remember stores it.
+    const restatements = freshMemories.flatMap((item) => item.restatements);
+    const restatementVectors = await this.#inParts(restatements.map((restatement) => restatement.text), (part, key) => embedTombstoneTexts(this.#embedder, part, key));
+    const restatementVectorOf = new Map(restatements.map((restatement, index) => [restatement, restatementVectors[index]!.whole]));
 
     const written = await this.#db.withSubject(subject, 'importing memories', async (trx) => {
       await lockSubjectForWrite(trx, subject);
@@ -182,6 +196,7 @@ class ImportRun {
           if (overQuota !== undefined) break;
           textBytes += bytes;
           const id = await insertMemory(trx, subject, item.memory, vectors, item.timestamps);
+          await insertImportedRestatements(trx, subject, id, item.restatements.map((restatement) => ({ restatement, vector: restatementVectorOf.get(restatement)! })));
           idsByKey.set(item.key, id);
           memories += 1;
         } else {
@@ -192,7 +207,7 @@ class ImportRun {
           await insertTombstone(
             trx,
             subject,
-            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), wholeFromPassages: true, createdAt: tombstone.memoryCreatedAt },
+            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), wholeFromPassages: true, createdAt: tombstone.memoryCreatedAt, restatements: item.restatements },
             tombstone.reason,
             replacedBy,
             tombstone.note,
@@ -226,11 +241,13 @@ class ImportRun {
         const { memory } = item;
         rejectSecrets({ text: memory.text, tags: memory.tags, sourceProvider: memory.sourceProvider, sessionId: memory.sessionId });
         const tags = canonicalTags(memory.tags);
-        return { kind: 'memory', key: memoryKey(memory.text, tags), formerId: item.formerId, memory: { ...memory, tags }, timestamps: item.timestamps };
+        const restatements = checkedRestatements(item.restatements);
+        return { kind: 'memory', key: memoryKey(memory.text, tags), formerId: item.formerId, memory: { ...memory, tags }, timestamps: item.timestamps, restatements };
       }
       rejectSecrets({ text: item.text, tags: item.tags, note: item.note });
       const tags = canonicalTags(item.tags);
-      return { kind: 'tombstone', key: tombstoneKey(item.text, item.reason, item.tombstonedAt), formerId: item.formerId, item, tags };
+      const restatements = checkedRestatements(item.restatements);
+      return { kind: 'tombstone', key: tombstoneKey(item.text, item.reason, item.tombstonedAt), formerId: item.formerId, item, tags, restatements };
     } catch (error) {
       if (!isServiceError(error)) throw error;
       return this.#refuse(item.source, error.field === undefined ? error.message : `${error.field} ${error.message}`);
@@ -242,6 +259,14 @@ class ImportRun {
     if (this.#refusals.length < MAX_REPORTED_REFUSALS) this.#refusals.push({ source, reason });
     return undefined;
   }
+}
+
+/** Restatements pass remember's checks as their memory does: secrets refused (the whole line), tags normalised. */
+function checkedRestatements(restatements: readonly Restatement[]): Restatement[] {
+  return restatements.map((restatement) => {
+    rejectSecrets({ text: restatement.text, tags: restatement.tags, sourceProvider: restatement.sourceProvider ?? undefined, sessionId: restatement.sessionId ?? undefined });
+    return { ...restatement, tags: canonicalTags(restatement.tags) };
+  });
 }
 
 const textOf = (item: Prepared): string => (item.kind === 'memory' ? item.memory.text : item.item.text);

@@ -7,6 +7,7 @@ import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memori
 import { subjectMemoryCount, subjectUsage, type SubjectUsage } from '../db/memories/subject-stats.js';
 import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
 import { exportMemoryPage } from '../db/memories/transfer.js';
+import { deleteRestatement, insertRestatement, readRestatement, restatementsOf } from '../db/memories/restatements.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
@@ -73,6 +74,8 @@ const NEAR_CANDIDATES = 20;
 const LISTED_OVERLAP = 0;
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
+/** Most restatements recall shows under one memory (nearest first). */
+const MATCHED_RESTATEMENTS = 3;
 /** Rows an export reads per transaction. */
 const EXPORT_BATCH = 500;
 /**
@@ -132,12 +135,21 @@ export class MemoryService {
       const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
       const best = judged[0];
       if (policy === 'skip_if_near' && best?.comparison.same === true) {
-        const found: RememberResult = { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
+        // Kept verbatim under the memory it restates: a wrong "same fact" then hides the text, never loses it.
+        await checkQuota(trx, subject, this.#quota, memory.text, 'restatement');
+        if (!(await insertRestatement(trx, subject, best.candidate.id, memory, vector))) throw new Error('the matched memory was not found under the write lock');
+        const found: RememberResult = {
+          memoryId: best.candidate.id,
+          status: 'already_stored',
+          matchedText: best.candidate.text,
+          nearDuplicates: near,
+          previouslyCorrected: [],
+        };
         return { result: found, termsPending: false };
       }
       await checkQuota(trx, subject, this.#quota, memory.text);
       const inserted = await insertMemoryNearTombstones(trx, subject, memory, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
-      const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: inserted.tombstones };
+      const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', matchedText: undefined, nearDuplicates: near, previouslyCorrected: inserted.tombstones };
       return { result: stored, termsPending: inserted.termsPending };
     });
     if (termsPending) {
@@ -195,7 +207,7 @@ export class MemoryService {
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     return this.#options.db.withSubject(subject, 'recalling memories', async (trx) => {
       const query = { text: request.query, vector, filters: request.filters };
-      const { ranked } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
+      const { ranked, restatements } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
       const top = ranked.slice(0, request.limit);
       const records = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
       const ordered = top.flatMap((item) => {
@@ -204,7 +216,11 @@ export class MemoryService {
       });
       const { kept, cut } = fitToBudget(ordered, request.maxChars);
       return {
-        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), score: row.score })),
+        memories: kept.map(({ row, truncated }) => ({
+          ...toMemory(row, truncated),
+          score: row.score,
+          matchedRestatements: (restatements.get(row.id) ?? []).slice(0, MATCHED_RESTATEMENTS).map(({ text, truncated: cut, createdAt }) => ({ text, textTruncated: cut, createdAt })),
+        })),
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
     }, { readOnly: true });
@@ -216,8 +232,9 @@ export class MemoryService {
       const rows = await listPage(trx, subject, request, request.limit + 1);
       const { kept, cut } = fitToBudget(rows.slice(0, request.limit), request.maxChars);
       const more = cut || rows.length > request.limit;
+      const restatements = await restatementsOf(trx, subject, kept.map(({ row }) => row.id));
       return {
-        memories: kept.map(({ row, truncated }) => toMemory(row, truncated)),
+        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), restatements: restatements.get(row.id) ?? [] })),
         next: more ? kept.at(-1)?.row.position : undefined,
         cutByBudget: cut,
       };
@@ -273,6 +290,39 @@ export class MemoryService {
       );
       await insertTombstone(trx, subject, removed, 'corrected', newId, correction.note);
       return { memoryId: newId, replacedMemoryId: memoryId };
+    });
+  }
+
+  /**
+   * Makes one of the subject's restatements a memory of its own (its fields, its own vectors; importance and
+   * expiry as remember's defaults) and removes it from the memory it restated, in one transaction: nothing is
+   * lost either way. NOT_FOUND for another subject's id, or one already made a memory.
+   */
+  async separateRestatement(subject: string, restatementId: number): Promise<{ memoryId: number; formerMemoryId: number }> {
+    const found = await this.#options.db.withSubject(subject, 'reading the restatement', (trx) => readRestatement(trx, subject, restatementId), { readOnly: true });
+    if (found === undefined) throw notFound(`restatement ${restatementId}`);
+    const vectors = await this.#embedMemory(subject, found.text);
+    return this.#options.db.withSubject(subject, 'making the restatement a memory', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      const removed = await deleteRestatement(trx, subject, restatementId);
+      if (removed === undefined) throw notFound(`restatement ${restatementId}`);
+      const memoryId = await insertMemory(
+        trx,
+        subject,
+        {
+          text: removed.text,
+          tags: removed.tags,
+          sourceProvider: removed.sourceProvider ?? undefined,
+          importance: 0.5,
+          captureMode: removed.captureMode ?? undefined,
+          sessionId: removed.sessionId ?? undefined,
+          expiresAt: undefined,
+          lastConfirmedAt: removed.createdAt,
+        },
+        vectors,
+        { createdAt: removed.createdAt, updatedAt: new Date() },
+      );
+      return { memoryId, formerMemoryId: removed.memoryId };
     });
   }
 

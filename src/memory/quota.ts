@@ -17,9 +17,12 @@ export const DEFAULT_MAX_BYTES_PER_SUBJECT = 50 * 1024 * 1024;
 
 export const textBytesOf = (text: string): number => Buffer.byteLength(text, 'utf8');
 
-/** Why `usage` plus one memory of `textBytes` would pass `quota`; undefined when it fits. */
-export function quotaProblem(quota: SubjectQuota, usage: SubjectUsage, textBytes: number): string | undefined {
-  if (quota.memories > 0 && usage.memories + 1 > quota.memories) {
+/**
+ * Why `usage` plus one more text of `textBytes` would pass `quota`; undefined when it fits. A restatement adds
+ * bytes but no memory.
+ */
+export function quotaProblem(quota: SubjectQuota, usage: SubjectUsage, textBytes: number, adds: 'memory' | 'restatement' = 'memory'): string | undefined {
+  if (adds === 'memory' && quota.memories > 0 && usage.memories + 1 > quota.memories) {
     return `not stored: you keep ${usage.memories} memories, the most one person may keep here (MaxMemoriesPerSubject); forget some first`;
   }
   if (quota.textBytes > 0 && usage.textBytes + textBytes > quota.textBytes) {
@@ -29,11 +32,11 @@ export function quotaProblem(quota: SubjectQuota, usage: SubjectUsage, textBytes
 }
 
 /**
- * Throws QUOTA_EXCEEDED when one more memory of `text` would pass the subject's quota. Called under the subject's
+ * Throws QUOTA_EXCEEDED when one more memory (or restatement) of `text` would pass the subject's quota. Called under the subject's
  * write lock, so two writes cannot both take the last place.
  */
-export async function checkQuota(trx: DbTransaction, subject: string, quota: SubjectQuota, text: string): Promise<void> {
+export async function checkQuota(trx: DbTransaction, subject: string, quota: SubjectQuota, text: string, adds: 'memory' | 'restatement' = 'memory'): Promise<void> {
   if (quota.memories === 0 && quota.textBytes === 0) return;
-  const problem = quotaProblem(quota, await subjectUsage(trx, subject), textBytesOf(text));
+  const problem = quotaProblem(quota, await subjectUsage(trx, subject), textBytesOf(text), adds);
   if (problem !== undefined) throw quotaExceeded(problem);
 }

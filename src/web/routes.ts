@@ -302,6 +302,11 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     return reply.redirect(`/memories/${id}?done=confirmed`, 303);
   });
 
+  scope.post<{ Params: { id: string }; Body: Form }>('/restatements/:id/separate', async (request, reply) => {
+    const separated = await memory.separateRestatement(who(request).subject, pathId(request.params.id));
+    return reply.redirect(`/?done=separated&id=${separated.memoryId}#memory-${separated.memoryId}`, 303);
+  });
+
   const reasonField = optionalString(REASON_CHARS, 'Why.');
   scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/forget', async (request, reply) => {
     const session = who(request);
@@ -557,6 +562,8 @@ function doneNotice(done: string | undefined, id: string | undefined): string | 
       return `Saved. This is the corrected memory; memory ${number} is kept under “Corrected & forgotten”.`;
     case 'erased':
       return `The record of memory ${number} was erased.`;
+    case 'separated':
+      return `That text is now memory ${number}, a memory of its own.`;
     case 'erased-all':
       return `${number} records were erased.`;
     default:
