@@ -21,3 +21,6 @@ export function integerOption(value: string | undefined, fallback: number, min: 
   }
   return number;
 }
+
+/** A start that cannot go on (a port in use, a database out of reach): one line saying what to change, exit code 1. */
+export class StartError extends Error {}

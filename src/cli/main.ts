@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config/load-config.js';
 import { isServiceError } from '../errors.js';
-import { UsageError, type CommandIO } from './command.js';
+import { StartError, UsageError, type CommandIO } from './command.js';
 import { migrateCommand } from './migrate.js';
 import { reembedCommand } from './reembed.js';
 import { serveCommand } from './serve.js';
@@ -95,6 +95,10 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\n`);
       return 2;
+    }
+    if (error instanceof StartError) {
+      io.stderr.write(`${error.message}\n`);
+      return 1;
     }
     if (!isServiceError(error)) {
       io.stderr.write(`${(error as Error).message}\n`);
