@@ -26,7 +26,7 @@ afterAll(() => {
 async function rpc(server: ServeProcess, token: string, method: string, params: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${server.address}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   expect(response.status).toBe(200);
