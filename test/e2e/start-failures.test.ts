@@ -48,7 +48,8 @@ function expectOneLineFailure(result: CliResult, line: RegExp): void {
 
 const lockFile = (dataDir: string) => join(dataDir, 'pglite', 'memory-service.lock');
 
-describe('serve ends when it cannot start', () => {
+// A start that gets as far as migrating a new data folder and loading the model takes a while on a busy machine.
+describe('serve ends when it cannot start', { timeout: HANG_MS + 30_000 }, () => {
   it('a port in use: said before anything is opened', async () => {
     const { env, dataDir } = home();
     const port = await occupiedPort();
