@@ -25,7 +25,7 @@ import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
 import { loadDictionary } from './memory/wordnet.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { openStorage } from './open-storage.js';
+import { openStorage, type Storage } from './open-storage.js';
 import { confirmTool } from './tools/confirm.js';
 import { correctTool } from './tools/correct.js';
 import { forgetTool } from './tools/forget.js';
@@ -73,11 +73,29 @@ export async function composeService(config: Config, options: ComposeOptions = {
     ? new StateFile(config.oauth.asIniFile, { onUnusable: (reason) => logger.error(reason) })
     : undefined;
   await stateFile?.open();
-  const storage = await openStorage(config, {
-    embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding, logger), metrics),
-    pglite: options.pglite,
-    logger,
-  });
+  let storage: Storage | undefined;
+  try {
+    storage = await openStorage(config, {
+      embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding, logger), metrics),
+      pglite: options.pglite,
+      logger,
+    });
+    return await composeOnStorage(config, options, { metrics, logger, stateFile, storage });
+  } catch (error) {
+    // A start that fails leaves nothing open behind it: the state file's watch, the data folder's lock, the
+    // model's worker threads or the pool would keep the process alive (openStorage closes its own on failure).
+    stateFile?.close();
+    await storage?.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function composeOnStorage(
+  config: Config,
+  options: ComposeOptions,
+  parts: { metrics: ServiceMetrics; logger: Logger; stateFile: StateFile | undefined; storage: Storage },
+): Promise<Service> {
+  const { metrics, logger, stateFile, storage } = parts;
   const { db, embedder } = storage;
   metrics.watchPool(() => db.poolStats());
   const users = stateFile === undefined ? undefined : new UserStore(usersFilePath(config.dataDir));
