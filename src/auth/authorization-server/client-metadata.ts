@@ -74,6 +74,10 @@ export function validateClientMetadata(key: string, metadata: Record<string, unk
   if (key !== CLIENT_POLICY_HOOK) return;
   const problem = metadataProblem(metadata);
   if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
+  // No per-client scope list: oidc-provider would refuse any scope beyond the one registered, and clients register
+  // with the scope of their first login, so a later step-up (read, then write) would fail. What a client gets is
+  // what the person consents to; clients registered before keep loading, since this runs on every load.
+  delete metadata.scope;
   // A client identified by its metadata document's URL has no secret: it is public unless it names another
   // method (a document naming a secret method is refused before this). The default here is RFC 7591's secret.
   if (isUrlClientId(metadata.client_id) && SECRET_METHODS.has(String(metadata.token_endpoint_auth_method))) {
