@@ -15,6 +15,7 @@ import * as passageVectors from './migrations/0013_passage_vectors.js';
 import * as wholeFromPassages from './migrations/0014_whole_from_passages.js';
 import * as tombstoneWholeFromPassages from './migrations/0015_tombstone_whole_from_passages.js';
 import * as conversationCount from './migrations/0016_conversation_count.js';
+import * as brief from './migrations/0019_brief.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0014_whole_from_passages': wholeFromPassages,
   '0015_tombstone_whole_from_passages': tombstoneWholeFromPassages,
   '0016_conversation_count': conversationCount,
+  '0019_brief': brief,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;
