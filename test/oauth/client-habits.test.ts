@@ -207,7 +207,9 @@ describe.each(engines)('client OAuth habits on %s', (engine) => {
     const evicted = (provider.clientInformation() as { client_id: string }).client_id;
 
     // The server forgets the client (as the cap on clients or the idle lifetime does), its tokens with it.
-    await server.admin(`delete from oauth_objects where kind in ('Client', 'RefreshToken', 'Grant')`);
+    await server.admin(
+      `select set_config('memory_service.authorization_server', 'on', false); delete from oauth_objects where kind in ('Client', 'RefreshToken', 'Grant')`,
+    );
     provider.authorizationUrl = undefined;
     // The refresh is told invalid_client; the SDK drops the registration and starts again with a new one.
     expect(await authV2(provider, { serverUrl: server.mcpUrl, fetchFn: freshFetch })).toBe('REDIRECT');
