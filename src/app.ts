@@ -39,7 +39,7 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 export const INSTRUCTIONS = [
   'This server is a durable memory of facts about the user, kept across conversations.',
-  'At the start of every conversation, call `brief` once: it returns what matters most about the user in about 500 tokens, with memory ids.',
+  'At the start of every conversation, call `brief` once: it returns a compact brief of what matters most about the user, with memory ids.',
   'Call `recall` before answering anything that may depend on what the user told you earlier (preferences, biography, relationships, plans, past decisions).',
   'Call `remember` when the user asks you to remember something, or states a lasting fact about themselves worth keeping; one self-contained fact per call, never secrets.',
   'When the user says a stored fact is wrong or has changed, call `correct` with its memory_id; `forget` when they ask you to forget it; `confirm` when they reaffirm it; `list_memories` to review what is stored.',

@@ -6,7 +6,7 @@ import type { MemoryService } from '../memory/memory-service.js';
 import { boundedInteger } from './arguments.js';
 import { memoriesCount, memoryIdOutput, timestampOutput } from './output.js';
 
-/** About 500 tokens: small enough to load into every conversation. */
+/** About 500 tokens of memory text: small enough to load into every conversation. */
 export const BRIEF_DEFAULT_CHARS = 2_000;
 const BRIEF_MIN_CHARS = 200;
 const BRIEF_MAX_CHARS = 10_000;
@@ -41,9 +41,9 @@ const briefOutput = {
 
 const DESCRIPTION =
   'Load what is known about the user at the start of every conversation, before answering the first message: a ' +
-  'compact brief (about 500 tokens) of the memories that matter most (important, recently confirmed or corrected, ' +
-  'often recalled), grouped by tag, with their memory ids. Call it once per conversation; use recall for anything ' +
-  'the brief does not cover.';
+  'compact brief (at most max_chars characters of memory text) of the memories that matter most (important, ' +
+  'recently confirmed or corrected, often recalled), grouped by tag, with their memory ids. Call it once per ' +
+  'conversation; use recall for anything the brief does not cover.';
 
 export function briefTool(service: MemoryService): Tool {
   return defineTool({
