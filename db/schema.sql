@@ -25,17 +25,33 @@ create table memories (
   constraint memories_pkey PRIMARY KEY (id);
   CREATE INDEX memories_embedding_hnsw_512 ON memories USING hnsw (((embedding)::vector(512)) vector_cosine_ops) WHERE (embedding_dimensions = 512);
   CREATE UNIQUE INDEX memories_pkey ON memories USING btree (id);
+  CREATE INDEX memories_subject_confirmed_idx ON memories USING btree (subject, last_confirmed_at DESC, id DESC);
   CREATE INDEX memories_subject_created_idx ON memories USING btree (subject, created_at DESC, id DESC);
+  CREATE INDEX memories_subject_importance_idx ON memories USING btree (subject, importance DESC, last_confirmed_at DESC, id DESC);
   CREATE INDEX memories_subject_text_md5_idx ON memories USING btree (subject, md5(text));
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
   CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_move AFTER UPDATE OF subject, session_id, text ON memories FOR EACH ROW WHEN (((old.subject IS DISTINCT FROM new.subject) OR (old.session_id IS DISTINCT FROM new.session_id) OR (old.text IS DISTINCT FROM new.text))) EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_recalls_forget AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION memory_recalls_forget();
   CREATE TRIGGER memories_terms_forget AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_forget();
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   CREATE TRIGGER memories_terms_truncate AFTER TRUNCATE ON memories FOR EACH STATEMENT EXECUTE FUNCTION memories_truncated();
   row level security enabled, forced;
   policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+
+create table memory_recalls (
+  memory_id bigint not null,
+  subject text not null,
+  recalls integer default 0 not null,
+  last_recalled_at timestamp with time zone default now() not null
+);
+  constraint memory_recalls_pkey PRIMARY KEY (memory_id);
+  constraint memory_recalls_recalls_check CHECK ((recalls >= 0));
+  CREATE UNIQUE INDEX memory_recalls_pkey ON memory_recalls USING btree (memory_id);
+  CREATE INDEX memory_recalls_subject_recalls_idx ON memory_recalls USING btree (subject, recalls DESC, memory_id DESC);
+  row level security enabled, forced;
+  policy memory_recalls_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
 create table memory_restatements (
   id bigint generated always as identity not null,

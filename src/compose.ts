@@ -26,6 +26,7 @@ import { MemoryService } from './memory/memory-service.js';
 import { loadDictionary } from './memory/wordnet.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { openStorage, type Storage } from './open-storage.js';
+import { briefPrompt, briefTool } from './tools/brief.js';
 import { confirmTool } from './tools/confirm.js';
 import { correctTool } from './tools/correct.js';
 import { forgetTool } from './tools/forget.js';
@@ -109,6 +110,7 @@ async function composeOnStorage(
     ...(options.exactScanLimit === undefined ? {} : { exactScanLimit: options.exactScanLimit }),
     // The database error itself is logged where it happens (open-storage); this says what becomes of the work.
     onTermsError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'writing a stored memory’s words failed; trying again in a few seconds'),
+    onRecallCountError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'counting a recall failed; the recall was answered'),
   });
   // A crash between a remember's steps left some memory findable by its vector but not yet by all its words.
   await memory.completePendingTerms();
@@ -122,7 +124,9 @@ async function composeOnStorage(
       correctTool(memory, config.memory.maxTextChars),
       forgetTool(memory),
       confirmTool(memory),
+      briefTool(memory),
     ],
+    prompts: [briefPrompt(memory)],
     verifier,
     logger,
     metrics,

@@ -9,8 +9,9 @@ export interface ErasedRows {
 }
 
 /**
- * Deletes everything the database holds of one subject: memories (their memory_terms and memory_terms_pending
- * rows by trigger), their restatements, tombstones (with the restatements they keep), the subject_stats row and web sessions. Every table with a subject column is
+ * Deletes everything the database holds of one subject: memories (their memory_terms, memory_terms_pending and
+ * memory_recalls rows by trigger), their restatements, tombstones (with the restatements they keep), the
+ * subject_stats row and web sessions. Every table with a subject column is
  * listed here; run it in the subject's own transaction, so it is all or nothing.
  */
 export async function eraseSubject(trx: DbTransaction, subject: string): Promise<ErasedRows> {
@@ -22,6 +23,7 @@ export async function eraseSubject(trx: DbTransaction, subject: string): Promise
   // None should be left (they go with their memory); deleted by subject all the same, since this is the promise.
   await trx.deleteFrom('memory_terms').where('subject', '=', subject).execute();
   await trx.deleteFrom('memory_terms_pending').where('subject', '=', subject).execute();
+  await trx.deleteFrom('memory_recalls').where('subject', '=', subject).execute();
   const tombstones = await trx.deleteFrom('tombstones').where('subject', '=', subject).executeTakeFirst();
   const webSessions = await trx.deleteFrom('web_sessions').where('subject', '=', subject).executeTakeFirst();
   return {

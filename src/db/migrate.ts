@@ -17,6 +17,7 @@ import * as tombstoneWholeFromPassages from './migrations/0015_tombstone_whole_f
 import * as conversationCount from './migrations/0016_conversation_count.js';
 import * as memoryRestatements from './migrations/0017_memory_restatements.js';
 import * as subjectTextBytes from './migrations/0018_subject_text_bytes.js';
+import * as brief from './migrations/0019_brief.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016_conversation_count': conversationCount,
   '0017_memory_restatements': memoryRestatements,
   '0018_subject_text_bytes': subjectTextBytes,
+  '0019_brief': brief,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

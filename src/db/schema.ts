@@ -94,6 +94,14 @@ export interface MemoryTermsPendingTable {
   written: ColumnType<number, never, never>;
 }
 
+/** How often each memory was recalled (migration 0019); rows go with their memory by trigger. */
+export interface MemoryRecallsTable {
+  memory_id: ColumnType<string | number, number, never>;
+  subject: ColumnType<string, string, never>;
+  recalls: ColumnType<number, number | undefined, number>;
+  last_recalled_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 /** Kept by triggers on memories; read by recall. */
 export interface SubjectStatsTable {
   subject: ColumnType<string, never, never>;
@@ -143,6 +151,7 @@ export interface Database {
   memory_restatements: MemoryRestatementsTable;
   memory_terms: MemoryTermsTable;
   memory_terms_pending: MemoryTermsPendingTable;
+  memory_recalls: MemoryRecallsTable;
   subject_stats: SubjectStatsTable;
   oauth_objects: OAuthObjectsTable;
   web_sessions: WebSessionsTable;

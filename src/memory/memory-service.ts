@@ -1,4 +1,5 @@
 import { eraseSubject } from '../db/erase-subject.js';
+import { briefCandidates, recordRecalls } from '../db/memories/brief.js';
 import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
 import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
@@ -14,6 +15,7 @@ import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, notFound } from '../errors.js';
+import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
 import { embedMemoryTexts } from './passages.js';
@@ -55,6 +57,8 @@ export interface MemoryServiceOptions {
   readonly quota?: SubjectQuota;
   /** Told when writing a stored memory's words failed; they are written by a retry (see completePendingTerms). */
   readonly onTermsError?: (error: unknown) => void;
+  /** Told when counting a recall failed (the recall itself was answered; only the count is lost). */
+  readonly onRecallCountError?: (error: unknown) => void;
 }
 
 /** Most near-duplicates and tombstones reported by remember. */
@@ -205,7 +209,7 @@ export class MemoryService {
   async recall(subject: string, request: RecallRequest): Promise<RecallResult> {
     const vector = await this.#embed(subject, request.query);
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
-    return this.#options.db.withSubject(subject, 'recalling memories', async (trx) => {
+    const result = await this.#options.db.withSubject(subject, 'recalling memories', async (trx): Promise<RecallResult> => {
       const query = { text: request.query, vector, filters: request.filters };
       const { ranked, restatements } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
       const top = ranked.slice(0, request.limit);
@@ -223,6 +227,29 @@ export class MemoryService {
         })),
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
+    }, { readOnly: true });
+    await this.#countRecalls(subject, result.memories.map((memory) => memory.id));
+    return result;
+  }
+
+  /** How often each memory was recalled feeds the brief; a failure to count never fails the recall. */
+  async #countRecalls(subject: string, ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await this.#options.db.withSubject(subject, 'counting recalls', (trx) => recordRecalls(trx, subject, ids));
+    } catch (error) {
+      this.#options.onRecallCountError?.(error);
+    }
+  }
+
+  /**
+   * What to know about the subject at the start of a conversation, within `maxChars` characters: the memories
+   * that matter most (importance, recent confirmation or correction, how often recalled), grouped by tag.
+   */
+  async brief(subject: string, maxChars: number): Promise<Brief> {
+    return this.#options.db.withSubject(subject, 'reading the brief', async (trx) => {
+      const candidates = await briefCandidates(trx, subject, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);
+      return composeBrief(candidates, await subjectMemoryCount(trx, subject), maxChars, new Date());
     }, { readOnly: true });
   }
 

@@ -597,9 +597,12 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
 
   it('deletes all data after a typed confirmation: nothing of the person is left in any table, others are intact', async () => {
     const { page } = alice;
+    // A recall, so that her recall counts are there to be deleted too.
+    await server.call(alice.token, 'recall', { query: 'anything at all', limit: 1 });
     const bobBefore = await rowsOf(server, engine, bob.id);
     const aliceBefore = await rowsOf(server, engine, alice.id);
     expect(aliceBefore.memories).toBeGreaterThan(0);
+    expect(aliceBefore.memory_recalls).toBeGreaterThan(0);
     expect(aliceBefore.tombstones).toBeGreaterThan(0);
     expect(aliceBefore.memory_terms).toBeGreaterThan(0);
     expect(aliceBefore.memory_restatements).toBe(1);
@@ -620,7 +623,7 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     expect(await page.locator('.notice').textContent()).toBe('All your data was deleted, and you were signed out.');
     await shot(page, 'deleted');
     const after = await rowsOf(server, engine, alice.id);
-    expect(Object.keys(after).sort()).toEqual(['memories', 'memory_restatements', 'memory_terms', 'memory_terms_pending', 'subject_stats', 'tombstones', 'web_sessions']);
+    expect(Object.keys(after).sort()).toEqual(['memories', 'memory_recalls', 'memory_restatements', 'memory_terms', 'memory_terms_pending', 'subject_stats', 'tombstones', 'web_sessions']);
     expect(Object.values(after).every((count) => count === 0)).toBe(true);
     // Bob's data, sessions included, is as it was (his memories were not touched; his session count may only have grown).
     const bobAfter = await rowsOf(server, engine, bob.id);
