@@ -1,5 +1,5 @@
 # Build stage: install everything, compile TypeScript, then drop dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -8,7 +8,7 @@ COPY bin ./bin
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime stage: compiled code and production dependencies only, as a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     MEMORY_SERVICE_HOST=0.0.0.0 \
     MEMORY_SERVICE_PORT=8787 \

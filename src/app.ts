@@ -14,6 +14,7 @@ import { subjectRateLimit } from './http/rate-limit.js';
 import { wellKnownRoutes } from './http/well-known.js';
 import type { Logger } from './logger.js';
 import { createDispatcher, type ServerInfo } from './mcp/dispatcher.js';
+import type { Prompt } from './mcp/prompt.js';
 import type { Tool } from './mcp/tool.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
@@ -21,6 +22,7 @@ import { webRoutes, type WebPageOptions } from './web/routes.js';
 
 export interface AppDependencies {
   readonly tools: readonly Tool[];
+  readonly prompts: readonly Prompt[];
   /** Undefined when no authorization server is configured. */
   readonly verifier: TokenVerifier | undefined;
   readonly logger: Logger;
@@ -37,6 +39,7 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 export const INSTRUCTIONS = [
   'This server is a durable memory of facts about the user, kept across conversations.',
+  'At the start of every conversation, call `brief` once: it returns a compact brief of what matters most about the user, with memory ids.',
   'Call `recall` before answering anything that may depend on what the user told you earlier (preferences, biography, relationships, plans, past decisions).',
   'Call `remember` when the user asks you to remember something, or states a lasting fact about themselves worth keeping; one self-contained fact per call, never secrets.',
   'When the user says a stored fact is wrong or has changed, call `correct` with its memory_id; `forget` when they ask you to forget it; `confirm` when they reaffirm it; `list_memories` to review what is stored.',
@@ -79,7 +82,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     authorizationServer: config.oauth.authorizationServer,
   });
   await app.register(mcpRoute, {
-    dispatcher: createDispatcher(serverInfo, deps.tools, deps.metrics.dispatchObserver),
+    dispatcher: createDispatcher(serverInfo, deps.tools, deps.prompts, deps.metrics.dispatchObserver),
     verifier: deps.verifier,
     resourceMetadata: resourceMetadataUrl(config.baseUrl),
     allowedOrigins,

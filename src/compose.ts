@@ -25,7 +25,8 @@ import { createLogger, type Logger } from './logger.js';
 import { MemoryService } from './memory/memory-service.js';
 import { loadDictionary } from './memory/wordnet.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { openStorage } from './open-storage.js';
+import { openStorage, type Storage } from './open-storage.js';
+import { briefPrompt, briefTool } from './tools/brief.js';
 import { confirmTool } from './tools/confirm.js';
 import { correctTool } from './tools/correct.js';
 import { forgetTool } from './tools/forget.js';
@@ -73,11 +74,29 @@ export async function composeService(config: Config, options: ComposeOptions = {
     ? new StateFile(config.oauth.asIniFile, { onUnusable: (reason) => logger.error(reason) })
     : undefined;
   await stateFile?.open();
-  const storage = await openStorage(config, {
-    embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding, logger), metrics),
-    pglite: options.pglite,
-    logger,
-  });
+  let storage: Storage | undefined;
+  try {
+    storage = await openStorage(config, {
+      embedder: instrumentProvider(options.embedder ?? createEmbeddingProvider(config.embedding, logger), metrics),
+      pglite: options.pglite,
+      logger,
+    });
+    return await composeOnStorage(config, options, { metrics, logger, stateFile, storage });
+  } catch (error) {
+    // A start that fails leaves nothing open behind it: the state file's watch, the data folder's lock, the
+    // model's worker threads or the pool would keep the process alive (openStorage closes its own on failure).
+    stateFile?.close();
+    await storage?.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function composeOnStorage(
+  config: Config,
+  options: ComposeOptions,
+  parts: { metrics: ServiceMetrics; logger: Logger; stateFile: StateFile | undefined; storage: Storage },
+): Promise<Service> {
+  const { metrics, logger, stateFile, storage } = parts;
   const { db, embedder } = storage;
   metrics.watchPool(() => db.poolStats());
   const users = stateFile === undefined ? undefined : new UserStore(usersFilePath(config.dataDir));
@@ -87,9 +106,11 @@ export async function composeService(config: Config, options: ComposeOptions = {
     db,
     embedder,
     nearDuplicateThreshold: config.memory.nearDuplicateThreshold,
+    quota: config.memory.quota,
     ...(options.exactScanLimit === undefined ? {} : { exactScanLimit: options.exactScanLimit }),
     // The database error itself is logged where it happens (open-storage); this says what becomes of the work.
     onTermsError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'writing a stored memory’s words failed; trying again in a few seconds'),
+    onRecallCountError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'counting a recall failed; the recall was answered'),
   });
   // A crash between a remember's steps left some memory findable by its vector but not yet by all its words.
   await memory.completePendingTerms();
@@ -103,7 +124,9 @@ export async function composeService(config: Config, options: ComposeOptions = {
       correctTool(memory, config.memory.maxTextChars),
       forgetTool(memory),
       confirmTool(memory),
+      briefTool(memory),
     ],
+    prompts: [briefPrompt(memory)],
     verifier,
     logger,
     metrics,

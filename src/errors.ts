@@ -3,7 +3,7 @@
  * is known (a driver error in src/db, a provider failure in src/embeddings, a refused input in src/memory or
  * src/tools). Codes are mapped to the wire once per layer (src/mcp/tool.ts for tools).
  */
-export type ErrorCode = 'INVALID_INPUT' | 'SECRET_REJECTED' | 'EMBEDDING_ERROR' | 'DATABASE_ERROR' | 'NOT_FOUND';
+export type ErrorCode = 'INVALID_INPUT' | 'SECRET_REJECTED' | 'QUOTA_EXCEEDED' | 'EMBEDDING_ERROR' | 'DATABASE_ERROR' | 'NOT_FOUND';
 
 export class ServiceError extends Error {
   readonly code: ErrorCode;
@@ -29,6 +29,8 @@ export const secretRejected = (field: string): ServiceError =>
   new ServiceError('SECRET_REJECTED', 'looks like a secret (API key, token, password or private key) and was not stored; remove the secret and try again', {
     field,
   });
+
+export const quotaExceeded = (message: string): ServiceError => new ServiceError('QUOTA_EXCEEDED', message);
 
 export const embeddingError = (message: string, cause?: unknown): ServiceError => new ServiceError('EMBEDDING_ERROR', message, { cause });
 

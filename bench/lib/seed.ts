@@ -56,6 +56,7 @@ export async function seededDatabase(engine: BenchEngine, count: number): Promis
   try {
     await db.query(`delete from memories where source_provider is distinct from '${SEED_PROVIDER}'`);
     await db.query('delete from tombstones');
+    await db.query('delete from memory_restatements');
     const have = Number((await db.query(`select count(*) as n from memories`)).rows[0]!.n);
     if (have !== count) {
       const started = performance.now();

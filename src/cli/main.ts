@@ -2,24 +2,20 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config/load-config.js';
 import { isServiceError } from '../errors.js';
-import { UsageError, type CommandIO } from './command.js';
-import { migrateCommand } from './migrate.js';
-import { reembedCommand } from './reembed.js';
-import { serveCommand } from './serve.js';
-import { tokenIssueCommand } from './token-issue.js';
-import { exportCommand, importCommand } from './transfer.js';
-import { userCommand, type UserAction } from './user.js';
+import { StartError, UsageError, type CommandIO } from './command.js';
+import type { UserAction } from './user.js';
 
 const USAGE = `Usage: memory-service <command> [options]
 
 Commands:
   serve                        Start the MCP server (the default; what \`npm start\` runs)
   migrate                      Apply database migrations and exit
-  token issue --sub SUBJECT    Print a signed access token for SUBJECT (built-in authorization server)
-        [--scope "memory:read memory:write"] [--ttl 30d]
+  token issue --user NAME      Print a signed access token reaching user NAME's memories, the ones
+        [--scope "memory:read memory:write"]   they see on the page (built-in authorization server)
+        [--ttl 30d]
   reembed [--batch-size 64]    Re-embed every memory with the configured embedding model
-  export --sub SUBJECT         Write every memory and tombstone of SUBJECT as JSONL to standard output
-  import --sub SUBJECT FILE    Import a JSONL file (an export, or an MCP memory server's memory.jsonl;
+  export --user NAME           Write every memory and tombstone of user NAME as JSONL to standard output
+  import --user NAME FILE      Import a JSONL file (an export, or an MCP memory server's memory.jsonl;
         [--batch-size 64]      - for standard input); exit 3 when some lines were refused
   user add NAME                Add a user of the built-in authorization server (password from a
                                prompt, or the first line of standard input)
@@ -27,6 +23,7 @@ Commands:
   user remove NAME             Remove a user (their memories stay)
   user list                    List users and their ids (the \`sub\` owning their memories)
 
+--user NAME may be --sub SUBJECT instead: a token's sub (a user's id, or a subject of your own; not a user's name).
 Every command takes --config FILE (else $MEMORY_SERVICE_CONFIG, else ./application.ini if present).
 With the embedded database (no DatabaseUrl), stop the server before migrate, reembed, export or import.
 `;
@@ -44,6 +41,7 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
       options: {
         config: { type: 'string' },
         sub: { type: 'string' },
+        user: { type: 'string' },
         scope: { type: 'string' },
         ttl: { type: 'string' },
         'batch-size': { type: 'string' },
@@ -64,25 +62,27 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
     loadConfig({ configFile: values.config, env: process.env, cwd: process.cwd(), appRoot: APP_ROOT });
 
   try {
+    // Each command's module is loaded when it runs: `token issue` or `user add` need not load the server, the
+    // database or the model (seconds, and hundreds of MB).
     // Commands whose further words are files, not subcommands.
-    if (command === 'export') return await exportCommand(config(), { sub: values.sub, args: rest }, io);
+    if (command === 'export') return await (await import('./transfer.js')).exportCommand(config(), { user: values.user, sub: values.sub, args: rest }, io);
     if (command === 'import') {
-      return await importCommand(config(), { sub: values.sub, batchSize: values['batch-size'], args: rest }, { ...io, stdin: process.stdin });
+      return await (await import('./transfer.js')).importCommand(config(), { user: values.user, sub: values.sub, batchSize: values['batch-size'], args: rest }, { ...io, stdin: process.stdin });
     }
     switch (`${command}${rest.length > 0 ? ` ${rest[0]}` : ''}`) {
       case 'serve':
-        return await serveCommand(config());
+        return await (await import('./serve.js')).serveCommand(config());
       case 'migrate':
-        return await migrateCommand(config(), io);
+        return await (await import('./migrate.js')).migrateCommand(config(), io);
       case 'token issue':
-        return await tokenIssueCommand(config(), { sub: values.sub, scope: values.scope, ttl: values.ttl }, io);
+        return await (await import('./token-issue.js')).tokenIssueCommand(config(), { user: values.user, sub: values.sub, scope: values.scope, ttl: values.ttl }, io);
       case 'user add':
       case 'user list':
       case 'user remove':
       case 'user passwd':
-        return await userCommand(config(), rest[0] as UserAction, rest.slice(1), { ...io, stdin: process.stdin });
+        return await (await import('./user.js')).userCommand(config(), rest[0] as UserAction, rest.slice(1), { ...io, stdin: process.stdin });
       case 'reembed':
-        return await reembedCommand(config(), { batchSize: values['batch-size'] }, io);
+        return await (await import('./reembed.js')).reembedCommand(config(), { batchSize: values['batch-size'] }, io);
       default:
         io.stderr.write(`Unknown command: ${[command, ...rest].join(' ')}\n\n${USAGE}`);
         return 2;
@@ -95,6 +95,10 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\n`);
       return 2;
+    }
+    if (error instanceof StartError) {
+      io.stderr.write(`${error.message}\n`);
+      return 1;
     }
     if (!isServiceError(error)) {
       io.stderr.write(`${(error as Error).message}\n`);

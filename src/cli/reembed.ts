@@ -13,7 +13,8 @@ export async function reembedCommand(config: Config, options: { batchSize: strin
     const counts = await reembedAll(db, embedder, { batchSize, streams }, ({ table, done, total }) => {
       io.stderr.write(`re-embedded ${done}/${total} ${table}\n`);
     });
-    io.stdout.write(`Re-embedded ${counts.memories} memories and ${counts.tombstones} tombstones with ${embedder.model}.\n`);
+    const restated = counts.restatements === 0 ? '' : ` and ${counts.restatements} restatements`;
+    io.stdout.write(`Re-embedded ${counts.memories} memories and ${counts.tombstones} tombstones${restated} with ${embedder.model}.\n`);
     return 0;
   } finally {
     await close();

@@ -2,18 +2,18 @@ import { issueAccessToken } from '../auth/authorization-server/access-token.js';
 import { DEFAULT_SCOPE, SCOPES } from '../auth/scopes.js';
 import { StateFile } from '../auth/authorization-server/state-file.js';
 import type { Config } from '../config/load-config.js';
-import { subjectOption, UsageError, type CommandIO } from './command.js';
+import { subjectOption, UsageError, type CommandIO, type SubjectOptions } from './command.js';
 
 const DEFAULT_TTL = '30d';
 
 /** Prints a signed access token and nothing else, for backends that put a token in a header. */
 export async function tokenIssueCommand(
   config: Config,
-  options: { sub: string | undefined; scope: string | undefined; ttl: string | undefined },
+  options: SubjectOptions & { scope: string | undefined; ttl: string | undefined },
   io: CommandIO,
 ): Promise<number> {
   // The verifier would refuse a token for a bad subject anyway: say so now rather than print one that never works.
-  const subject = subjectOption(options.sub, 'token issue');
+  const subject = subjectOption(options, 'token issue', config);
   if (!config.oauth.builtIn) {
     throw new UsageError(
       'token issue: only the built-in authorization server issues tokens (OAuthAuthorizationServer must equal BaseUrl); ' +

@@ -7,7 +7,7 @@ import type { ImportSummary } from '../memory/types.js';
 import { openStorage } from '../open-storage.js';
 import { exportLines } from '../transfer/export-format.js';
 import { importFile, refusalPlace } from '../transfer/import-file.js';
-import { integerOption, subjectOption, UsageError, type CommandIO } from './command.js';
+import { integerOption, subjectOption, UsageError, type CommandIO, type SubjectOptions } from './command.js';
 import { progressOutput } from './progress.js';
 
 /** Exit code of an import that finished but refused some lines (the rest is stored). */
@@ -23,16 +23,16 @@ async function withService<T>(config: Config, use: 'import' | 'export', work: (s
     use === 'import' ? { embedder: createEmbeddingProvider(config.embedding, undefined, 'maintenance') } : { warmUp: false },
   );
   try {
-    return await work(new MemoryService({ db: storage.db, embedder: storage.embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold }));
+    return await work(new MemoryService({ db: storage.db, embedder: storage.embedder, nearDuplicateThreshold: config.memory.nearDuplicateThreshold, quota: config.memory.quota }));
   } finally {
     await storage.close();
   }
 }
 
-/** `export --sub S`: the subject's memories and tombstones as JSONL on standard output; counts on stderr. */
-export async function exportCommand(config: Config, options: { sub: string | undefined; args: readonly string[] }, io: CommandIO): Promise<number> {
+/** `export --user NAME` or `export --sub S`: the subject's memories and tombstones as JSONL on standard output; counts on stderr. */
+export async function exportCommand(config: Config, options: SubjectOptions & { args: readonly string[] }, io: CommandIO): Promise<number> {
   if (options.args.length > 0) throw new UsageError('export: takes no file; redirect standard output instead (export --sub S > file.jsonl)');
-  const subject = subjectOption(options.sub, 'export');
+  const subject = subjectOption(options, 'export', config);
   return withService(config, 'export', async (service) => {
     const counts = { memory: 0, tombstone: 0 };
     async function* counted() {
@@ -50,16 +50,16 @@ export async function exportCommand(config: Config, options: { sub: string | und
 }
 
 /**
- * `import --sub S FILE`: imports FILE (or standard input for `-`), with progress on stderr and a summary on
+ * `import --user NAME FILE` or `import --sub S FILE`: imports FILE (or standard input for `-`), with progress on stderr and a summary on
  * standard output. Exit 0 when every line was imported or skipped as a duplicate, 3 when some were refused,
  * 1 when the import stopped (run it again to continue).
  */
 export async function importCommand(
   config: Config,
-  options: { sub: string | undefined; batchSize: string | undefined; args: readonly string[] },
+  options: SubjectOptions & { batchSize: string | undefined; args: readonly string[] },
   io: CommandIO & { stdin: NodeJS.ReadableStream },
 ): Promise<number> {
-  const subject = subjectOption(options.sub, 'import');
+  const subject = subjectOption(options, 'import', config);
   const batchSize = integerOption(options.batchSize, 64, 1, 2048, 'import: --batch-size');
   const [file, ...extra] = options.args;
   if (file === undefined || extra.length > 0) throw new UsageError('import: give exactly one FILE (or - for standard input)');

@@ -41,7 +41,10 @@ export async function userCommand(
     case 'add': {
       const password = await readNewPassword(io);
       const user = await users.add(name, password);
-      io.stdout.write(`Added user ${user.name} (id ${user.id}: the owner of the memories saved after signing in).\n`);
+      io.stdout.write(
+        `Added user ${user.name} (id ${user.id}: the owner of the memories saved after signing in).\n` +
+          `A token for their memories: npx memory-service token issue --user ${user.name}\n`,
+      );
       return 0;
     }
     case 'passwd': {

@@ -6,6 +6,7 @@ import type { EmbeddingSettings } from '../embeddings/create-provider.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../embeddings/local-provider.js';
 import { DEFAULT_EMBEDDING_CONCURRENCY, DEFAULT_EMBEDDING_QUEUE_LIMIT, DEFAULT_EMBEDDING_TIMEOUT_MS, DEFAULT_OPENAI_MODEL } from '../embeddings/openai-provider.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../db/timeouts.js';
+import { DEFAULT_MAX_BYTES_PER_SUBJECT, DEFAULT_MAX_MEMORIES_PER_SUBJECT } from '../memory/quota.js';
 import { redactCredentials } from './redact.js';
 import { settingNames, settings, type SettingName, type SettingValues } from './settings.js';
 
@@ -29,7 +30,12 @@ export interface Config {
   readonly dataDir: string;
   /** Checked here (the local model's name and dimension, the server URL), so the providers trust it. */
   readonly embedding: EmbeddingSettings;
-  readonly memory: { readonly maxTextChars: number; readonly nearDuplicateThreshold: number };
+  readonly memory: {
+    readonly maxTextChars: number;
+    readonly nearDuplicateThreshold: number;
+    /** MaxMemoriesPerSubject, MaxBytesPerSubject (UTF-8 bytes of the memories' texts); 0 is no limit. */
+    readonly quota: { readonly memories: number; readonly textBytes: number };
+  };
   readonly oauth: {
     /** Undefined when a configuration file does not set it: /mcp then answers 500. */
     readonly authorizationServer: string | undefined;
@@ -131,6 +137,8 @@ export function loadConfig(options: LoadConfigOptions): Config {
   parse('EmbeddingQueueLimit', String(DEFAULT_EMBEDDING_QUEUE_LIMIT));
   parse('LocalModelWorkers', '');
   parse('MaxTextChars', '16000');
+  parse('MaxMemoriesPerSubject', String(DEFAULT_MAX_MEMORIES_PER_SUBJECT));
+  parse('MaxBytesPerSubject', String(DEFAULT_MAX_BYTES_PER_SUBJECT));
   parse('NearDuplicateThreshold', '0.85');
   // With no file the built-in authorization server is the default; a file is the operator's whole auth setup.
   parse('OAuthAuthorizationServer', configFile === undefined ? values.BaseUrl : '');
@@ -195,7 +203,11 @@ export function loadConfig(options: LoadConfigOptions): Config {
             concurrency: v.EmbeddingConcurrency,
             queueLimit: v.EmbeddingQueueLimit,
           },
-    memory: { maxTextChars: v.MaxTextChars, nearDuplicateThreshold: v.NearDuplicateThreshold },
+    memory: {
+      maxTextChars: v.MaxTextChars,
+      nearDuplicateThreshold: v.NearDuplicateThreshold,
+      quota: { memories: v.MaxMemoriesPerSubject, textBytes: v.MaxBytesPerSubject },
+    },
     oauth: {
       authorizationServer,
       builtIn: authorizationServer !== undefined && authorizationServer === v.BaseUrl,

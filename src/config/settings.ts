@@ -84,6 +84,8 @@ export const settings = {
   EmbeddingQueueLimit: { env: 'MEMORY_SERVICE_EMBEDDING_QUEUE_LIMIT', schema: integer(0, 100_000) },
   LocalModelWorkers: { env: 'MEMORY_SERVICE_LOCAL_MODEL_WORKERS', schema: blankOr(integer(1, 64)) },
   MaxTextChars: { env: 'MEMORY_SERVICE_MAX_TEXT_CHARS', schema: integer(1, 1_000_000) },
+  MaxMemoriesPerSubject: { env: 'MEMORY_SERVICE_MAX_MEMORIES_PER_SUBJECT', schema: integer(0, 1_000_000_000) },
+  MaxBytesPerSubject: { env: 'MEMORY_SERVICE_MAX_BYTES_PER_SUBJECT', schema: integer(0, 1024 * 1024 * 1024 * 1024) },
   NearDuplicateThreshold: {
     env: 'MEMORY_SERVICE_NEAR_DUPLICATE_THRESHOLD',
     schema: z.coerce.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1'),

@@ -3,26 +3,32 @@ import type { DbTransaction } from './schema.js';
 /** How many rows of each kind went (memory_terms rows go with their memories). */
 export interface ErasedRows {
   readonly memories: number;
+  readonly restatements: number;
   readonly tombstones: number;
   readonly webSessions: number;
 }
 
 /**
- * Deletes everything the database holds of one subject: memories (their memory_terms and memory_terms_pending
- * rows by trigger), tombstones, the subject_stats row and web sessions. Every table with a subject column is
+ * Deletes everything the database holds of one subject: memories (their memory_terms, memory_terms_pending and
+ * memory_recalls rows by trigger), their restatements, tombstones (with the restatements they keep), the
+ * subject_stats row and web sessions. Every table with a subject column is
  * listed here; run it in the subject's own transaction, so it is all or nothing.
  */
 export async function eraseSubject(trx: DbTransaction, subject: string): Promise<ErasedRows> {
   // First, so the per-row counting trigger of the memories' delete finds no row to update.
   await trx.deleteFrom('subject_stats').where('subject', '=', subject).execute();
+  // Before their memories, to count them (the foreign key's cascade would take them too).
+  const restatements = await trx.deleteFrom('memory_restatements').where('subject', '=', subject).executeTakeFirst();
   const memories = await trx.deleteFrom('memories').where('subject', '=', subject).executeTakeFirst();
   // None should be left (they go with their memory); deleted by subject all the same, since this is the promise.
   await trx.deleteFrom('memory_terms').where('subject', '=', subject).execute();
   await trx.deleteFrom('memory_terms_pending').where('subject', '=', subject).execute();
+  await trx.deleteFrom('memory_recalls').where('subject', '=', subject).execute();
   const tombstones = await trx.deleteFrom('tombstones').where('subject', '=', subject).executeTakeFirst();
   const webSessions = await trx.deleteFrom('web_sessions').where('subject', '=', subject).executeTakeFirst();
   return {
     memories: Number(memories.numDeletedRows),
+    restatements: Number(restatements.numDeletedRows),
     tombstones: Number(tombstones.numDeletedRows),
     webSessions: Number(webSessions.numDeletedRows),
   };

@@ -15,6 +15,9 @@ import * as passageVectors from './migrations/0013_passage_vectors.js';
 import * as wholeFromPassages from './migrations/0014_whole_from_passages.js';
 import * as tombstoneWholeFromPassages from './migrations/0015_tombstone_whole_from_passages.js';
 import * as conversationCount from './migrations/0016_conversation_count.js';
+import * as memoryRestatements from './migrations/0017_memory_restatements.js';
+import * as subjectTextBytes from './migrations/0018_subject_text_bytes.js';
+import * as brief from './migrations/0019_brief.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -34,6 +37,9 @@ const migrations: Record<string, Migration> = {
   '0014_whole_from_passages': wholeFromPassages,
   '0015_tombstone_whole_from_passages': tombstoneWholeFromPassages,
   '0016_conversation_count': conversationCount,
+  '0017_memory_restatements': memoryRestatements,
+  '0018_subject_text_bytes': subjectTextBytes,
+  '0019_brief': brief,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;
@@ -75,9 +81,9 @@ export async function oneProcessAtATime<T>(db: Kysely<Database>, schema: string,
  */
 export async function ensureVectorIndex(db: Kysely<Database>, dimensions: number): Promise<boolean> {
   // Built first: it refuses a dimension that is not a positive integer.
-  const statement = createVectorIndexStatement(dimensions);
+  const statements = [createVectorIndexStatement(dimensions), createVectorIndexStatement(dimensions, 'memory_restatements')];
   if (!isIndexable(dimensions)) return false;
-  await sql.raw(statement).execute(db);
+  for (const statement of statements) await sql.raw(statement).execute(db);
   return true;
 }
 

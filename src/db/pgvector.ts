@@ -63,13 +63,16 @@ export function fixedDimensionEmbedding(dimensions: number): string {
   return `embedding::vector(${dimensions})`;
 }
 
-export function vectorIndexName(dimensions: number): string {
-  return `memories_embedding_hnsw_${dimensions}`;
+export function vectorIndexName(dimensions: number, table: VectorTable = 'memories'): string {
+  return `${table}_embedding_hnsw_${dimensions}`;
 }
 
+/** The tables with an `embedding` column searched by vector. */
+export type VectorTable = 'memories' | 'memory_restatements';
+
 /** The per-dimension HNSW index: cosine distance, only over rows of that dimension. */
-export function createVectorIndexStatement(dimensions: number): string {
-  return `create index if not exists ${vectorIndexName(dimensions)} on memories
+export function createVectorIndexStatement(dimensions: number, table: VectorTable = 'memories'): string {
+  return `create index if not exists ${vectorIndexName(dimensions, table)} on ${table}
       using hnsw ((${fixedDimensionEmbedding(dimensions)}) vector_cosine_ops)
       where embedding_dimensions = ${dimensions}`;
 }

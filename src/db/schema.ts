@@ -47,6 +47,35 @@ export interface TombstonesTable {
   note: ColumnType<string | null, string | null | undefined, never>;
   /** Whether `embedding` is made as every vector is now, from the text's passages (migration 0015); reembed redoes the rest. */
   whole_from_passages: boolean;
+  /** The memory's restatements when it was tombstoned (migration 0017): RestatementJson objects, oldest first. */
+  restatements: ColumnType<RestatementJson[], string | undefined, never>;
+}
+
+/** A restatement as a tombstone keeps it: every field but its vector, created_at as ISO text. */
+export interface RestatementJson {
+  text: string;
+  tags: string[];
+  source_provider: string | null;
+  capture_mode: 'explicit' | 'inferred' | null;
+  session_id: string | null;
+  created_at: string;
+}
+
+/** Texts remember judged to state a stored memory, kept verbatim (migration 0017); they go with their memory. */
+export interface MemoryRestatementsTable {
+  id: BigId;
+  memory_id: ColumnType<string | number, number, never>;
+  subject: string;
+  text: string;
+  tags: ColumnType<string[], string[] | undefined, never>;
+  source_provider: string | null;
+  capture_mode: 'explicit' | 'inferred' | null;
+  session_id: string | null;
+  embedding: Vector;
+  embedding_model: string;
+  embedding_dimensions: number;
+  search_vector: ColumnType<string, never, never>;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
 /** Written only by the memories_terms_sync trigger; read by the full-text ranking. */
@@ -65,12 +94,24 @@ export interface MemoryTermsPendingTable {
   written: ColumnType<number, never, never>;
 }
 
+/** How often each memory was recalled (migration 0019); rows go with their memory by trigger. */
+export interface MemoryRecallsTable {
+  memory_id: ColumnType<string | number, number, never>;
+  subject: ColumnType<string, string, never>;
+  recalls: ColumnType<number, number | undefined, number>;
+  last_recalled_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 /** Kept by triggers on memories; read by recall. */
 export interface SubjectStatsTable {
   subject: ColumnType<string, never, never>;
   memories: ColumnType<string | number, never, never>;
   /** Of those, the ones with a session_id (migration 0016). */
   in_conversations: ColumnType<string | number, never, never>;
+  /** The bytes of their texts, UTF-8 (migration 0018): the quota's measure. */
+  text_bytes: ColumnType<string | number, never, never>;
+  /** Restatements of its memories (migration 0017). */
+  restatements: ColumnType<string | number, never, never>;
 }
 
 /**
@@ -107,8 +148,10 @@ export interface WebSessionsTable {
 export interface Database {
   memories: MemoriesTable;
   tombstones: TombstonesTable;
+  memory_restatements: MemoryRestatementsTable;
   memory_terms: MemoryTermsTable;
   memory_terms_pending: MemoryTermsPendingTable;
+  memory_recalls: MemoryRecallsTable;
   subject_stats: SubjectStatsTable;
   oauth_objects: OAuthObjectsTable;
   web_sessions: WebSessionsTable;

@@ -275,6 +275,8 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalEm
       if (closed) return;
       closed = true;
       for (const job of queue.drain()) job.reject(embeddingError('embedding provider is closed'));
+      // Closed while the model loads (a start that failed elsewhere): the load is not waited for.
+      await Promise.all(slots.filter((slot) => slot.state === 'loading').map((slot) => slot.worker.terminate()));
       await loading?.catch(() => undefined);
       await new Promise<void>((resolve) => {
         idleWaiters.push(resolve);

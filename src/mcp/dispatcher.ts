@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SCOPES, type Scope } from '../auth/scopes.js';
 import { errorResponse, JsonRpcError, PreSerialized, RPC, type JsonRpcRequest, type OutgoingMessage } from './jsonrpc.js';
 import { isRecord, LEGACY_PROTOCOL_VERSIONS, META, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS, type Era } from './protocol.js';
+import { listPrompt, type Prompt } from './prompt.js';
 import { describeZodError, listTool, type Tool, type ToolContext } from './tool.js';
 
 /**
@@ -50,14 +51,20 @@ export interface DispatchObserver {
 
 type Method = (params: Record<string, unknown>, context: ToolContext) => unknown;
 
+const getPromptParams = z.object({
+  name: z.string({ error: 'params.name must be a string' }),
+  arguments: z.record(z.string(), z.string(), { error: 'params.arguments must be an object of strings' }).optional(),
+});
+
 const callParams = z.object({
   name: z.string({ error: 'params.name must be a string' }),
   arguments: z.record(z.string(), z.unknown(), { error: 'params.arguments must be an object' }).optional(),
 });
 
-export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[], observer: DispatchObserver = {}): Dispatcher {
+export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[], prompts: readonly Prompt[], observer: DispatchObserver = {}): Dispatcher {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const capabilities = { tools: { listChanged: false } };
+  const promptsByName = new Map(prompts.map((prompt) => [prompt.name, prompt]));
+  const capabilities = { tools: { listChanged: false }, ...(prompts.length > 0 ? { prompts: { listChanged: false } } : {}) };
   const implementation = { name: serverInfo.name, title: serverInfo.title, version: serverInfo.version };
   const listed = tools.map(listTool);
   /** A 2026-07-28 result: its type, and the server naming itself (there is no handshake to do it once). */
@@ -83,6 +90,18 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
     }
   }
 
+  async function getPrompt(params: Record<string, unknown>, context: ToolContext) {
+    const parsed = getPromptParams.safeParse(params);
+    if (!parsed.success) throw new JsonRpcError(RPC.invalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
+    const prompt = promptsByName.get(parsed.data.name);
+    if (prompt === undefined) throw new JsonRpcError(RPC.invalidParams, `Unknown prompt: ${parsed.data.name}`);
+    const unknown = Object.keys(parsed.data.arguments ?? {});
+    if (unknown.length > 0) throw new JsonRpcError(RPC.invalidParams, `Invalid params: the ${prompt.name} prompt takes no arguments (got ${unknown.join(', ')})`);
+    if (!context.scopes.includes(prompt.scope)) throw new InsufficientScopeError(prompt.scope, context.scopes);
+    return prompt.get(context);
+  }
+  const listedPrompts = prompts.map(listPrompt);
+
   const legacyList = new PreSerialized({ tools: listed });
   const legacy: Record<string, Method> = {
     initialize(params) {
@@ -97,6 +116,10 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
       return legacyList;
     },
     'tools/call': callTool,
+    'prompts/list'() {
+      return { prompts: listedPrompts };
+    },
+    'prompts/get': getPrompt,
   };
 
   // 2026-07-28 has no initialize and no ping: they are unknown methods there.
@@ -117,6 +140,12 @@ export function createDispatcher(serverInfo: ServerInfo, tools: readonly Tool[],
     },
     async 'tools/call'(params, context) {
       return complete(await callTool(params, context));
+    },
+    'prompts/list'() {
+      return complete({ prompts: listedPrompts, ttlMs: LIST_TTL_MS, cacheScope: 'private' });
+    },
+    async 'prompts/get'(params, context) {
+      return complete(await getPrompt(params, context));
     },
   };
 

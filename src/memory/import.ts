@@ -1,16 +1,19 @@
 import { allocateMemoryId, memoriesWithTexts, tombstonesWithTexts } from '../db/memories/transfer.js';
 import { insertMemory } from '../db/memories/memories.js';
+import { insertImportedRestatements } from '../db/memories/restatements.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { isServiceError } from '../errors.js';
+import { subjectUsage } from '../db/memories/subject-stats.js';
+import { isServiceError, quotaExceeded } from '../errors.js';
 import { embedMemoryTexts, embedTombstoneTexts } from './passages.js';
+import { NO_QUOTA, quotaProblem, textBytesOf, type SubjectQuota } from './quota.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
-import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, TombstoneReason } from './types.js';
+import type { ImportItem, ImportRefusal, ImportSource, ImportSummary, NewMemory, Restatement, TombstoneReason } from './types.js';
 
 /** Refusals reported by reason, in file order; past this many only their number. */
 export const MAX_REPORTED_REFUSALS = 100;
@@ -25,16 +28,27 @@ export interface ImportOptions {
   readonly streams?: number;
   /** Told the running totals after every batch. */
   readonly onBatch?: (summary: ImportSummary) => void;
+  /** What the subject may keep; the import stops at it, keeping what was stored. */
+  readonly quota?: SubjectQuota;
 }
 
 type Prepared =
-  | { readonly kind: 'memory'; readonly key: string; readonly formerId: number | undefined; readonly memory: NewMemory; readonly timestamps: Extract<ImportItem, { kind: 'memory' }>['timestamps'] }
+  | {
+      readonly kind: 'memory';
+      readonly key: string;
+      readonly formerId: number | undefined;
+      readonly memory: NewMemory;
+      readonly timestamps: Extract<ImportItem, { kind: 'memory' }>['timestamps'];
+      /** Tags normalised, like the memory's. */
+      readonly restatements: readonly Restatement[];
+    }
   | {
       readonly kind: 'tombstone';
       readonly key: string;
       readonly formerId: number | undefined;
       readonly item: Extract<ImportItem, { kind: 'tombstone' }>;
       readonly tags: string[];
+      readonly restatements: readonly Restatement[];
     };
 
 /**
@@ -57,7 +71,7 @@ export async function importItems(
   items: AsyncIterable<ImportItem>,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const run = new ImportRun(db, embedder, subject, options.streams ?? 1);
+  const run = new ImportRun(db, embedder, subject, options.streams ?? 1, options.quota ?? NO_QUOTA);
   let batch: ImportItem[] = [];
   try {
     for await (const item of items) {
@@ -82,20 +96,28 @@ class ImportRun {
   readonly #db: DatabaseHandle;
   readonly #embedder: EmbeddingProvider;
   readonly #subject: string;
+  readonly #quota: SubjectQuota;
   /** The fairness keys of a batch's embedding calls, made at once: the subject's alone, or one per stream. */
   readonly #embeddingKeys: readonly string[];
   /** Ids of the exporting database → ids here, for the tombstones' replaced_by. */
   readonly #ids = new Map<number, number>();
+  /**
+   * Ids drawn from the sequence for a replaced_by met before the tombstone it names, and not yet given to one. A
+   * tombstone takes its former id's mapping only from here: never the id of a memory (or tombstone) already
+   * stored, which a crafted file could name (finding 9: that memory could then not be forgotten or corrected).
+   */
+  readonly #reserved = new Set<number>();
   #memories = 0;
   #tombstones = 0;
   #skipped = 0;
   #refused = 0;
   readonly #refusals: ImportRefusal[] = [];
 
-  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number) {
+  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number, quota: SubjectQuota) {
     this.#db = db;
     this.#embedder = embedder;
     this.#subject = subject;
+    this.#quota = quota;
     this.#embeddingKeys = streams <= 1 ? [subject] : Array.from({ length: streams }, (_, index) => `import:${index}`);
   }
 
@@ -132,6 +154,8 @@ class ImportRun {
       keys.add(ready.key);
       prepared.push(ready);
     }
+    // A batch of refusals (a file of junk lines) asks nothing of the database.
+    if (prepared.length === 0) return;
     const subject = this.#subject;
     // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
     const stored = await this.#db.withSubject(subject, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
@@ -145,30 +169,45 @@ class ImportRun {
       ...freshMemories.map((item, index) => [item, memoryVectors[index]!] as const),
       ...freshTombstones.map((item, index) => [item, tombstoneVectors[index]!] as const),
     ]);
+    // A restatement keeps its whole text's vector, as remember stores it.
+    const restatements = freshMemories.flatMap((item) => item.restatements);
+    const restatementVectors = await this.#inParts(restatements.map((restatement) => restatement.text), (part, key) => embedTombstoneTexts(this.#embedder, part, key));
+    const restatementVectorOf = new Map(restatements.map((restatement, index) => [restatement, restatementVectors[index]!.whole]));
 
     const written = await this.#db.withSubject(subject, 'importing memories', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       // Again under the lock: another import of the same file may have stored some meanwhile.
       const now = await storedKeys(trx, subject, fresh);
       const ids = new Map(this.#ids);
+      const reserved = new Set(this.#reserved);
       const idsByKey = new Map([...stored, ...now]);
       let memories = 0;
       let tombstones = 0;
+      let overQuota: string | undefined;
+      const usage = await subjectUsage(trx, subject);
+      let textBytes = usage.textBytes;
       for (const item of fresh) {
         if (now.has(item.key)) continue;
         const vectors = vectorsOf.get(item)!;
         if (item.kind === 'memory') {
+          const bytes = textBytesOf(item.memory.text);
+          // What fits is stored; the import stops at the first memory that does not.
+          overQuota = quotaProblem(this.#quota, { memories: usage.memories + memories, textBytes }, bytes);
+          if (overQuota !== undefined) break;
+          textBytes += bytes;
           const id = await insertMemory(trx, subject, item.memory, vectors, item.timestamps);
+          await insertImportedRestatements(trx, subject, id, item.restatements.map((restatement) => ({ restatement, vector: restatementVectorOf.get(restatement)! })));
           idsByKey.set(item.key, id);
           memories += 1;
         } else {
           const { item: tombstone } = item;
-          const id = (item.formerId === undefined ? undefined : ids.get(item.formerId)) ?? (await allocateMemoryId(trx));
-          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, tombstone.formerReplacedBy);
+          const mapped = item.formerId === undefined ? undefined : ids.get(item.formerId);
+          const id = mapped !== undefined && reserved.delete(mapped) ? mapped : await allocateMemoryId(trx);
+          const replacedBy = tombstone.formerReplacedBy === undefined ? undefined : await mappedId(trx, ids, reserved, tombstone.formerReplacedBy);
           await insertTombstone(
             trx,
             subject,
-            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), wholeFromPassages: true, createdAt: tombstone.memoryCreatedAt },
+            { id, text: tombstone.text, tags: item.tags, ...vectorFields(vectors.whole), wholeFromPassages: true, createdAt: tombstone.memoryCreatedAt, restatements: item.restatements },
             tombstone.reason,
             replacedBy,
             tombstone.note,
@@ -182,13 +221,16 @@ class ImportRun {
         const id = idsByKey.get(item.key);
         if (item.formerId !== undefined && id !== undefined) ids.set(item.formerId, id);
       }
-      return { memories, tombstones, ids };
+      return { memories, tombstones, ids, reserved, overQuota, skipped: fresh.filter((item) => now.has(item.key)).length };
     });
     // Counted only once the transaction has committed.
     for (const [former, id] of written.ids) this.#ids.set(former, id);
+    this.#reserved.clear();
+    for (const id of written.reserved) this.#reserved.add(id);
     this.#memories += written.memories;
     this.#tombstones += written.tombstones;
-    this.#skipped += repeats.length + prepared.length - written.memories - written.tombstones;
+    this.#skipped += repeats.length + prepared.length - fresh.length + written.skipped;
+    if (written.overQuota !== undefined) throw quotaExceeded(written.overQuota);
   }
 
   /** Remember's checks for one item; undefined (and counted) when it is refused. */
@@ -199,11 +241,13 @@ class ImportRun {
         const { memory } = item;
         rejectSecrets({ text: memory.text, tags: memory.tags, sourceProvider: memory.sourceProvider, sessionId: memory.sessionId });
         const tags = canonicalTags(memory.tags);
-        return { kind: 'memory', key: memoryKey(memory.text, tags), formerId: item.formerId, memory: { ...memory, tags }, timestamps: item.timestamps };
+        const restatements = checkedRestatements(item.restatements);
+        return { kind: 'memory', key: memoryKey(memory.text, tags), formerId: item.formerId, memory: { ...memory, tags }, timestamps: item.timestamps, restatements };
       }
       rejectSecrets({ text: item.text, tags: item.tags, note: item.note });
       const tags = canonicalTags(item.tags);
-      return { kind: 'tombstone', key: tombstoneKey(item.text, item.reason, item.tombstonedAt), formerId: item.formerId, item, tags };
+      const restatements = checkedRestatements(item.restatements);
+      return { kind: 'tombstone', key: tombstoneKey(item.text, item.reason, item.tombstonedAt), formerId: item.formerId, item, tags, restatements };
     } catch (error) {
       if (!isServiceError(error)) throw error;
       return this.#refuse(item.source, error.field === undefined ? error.message : `${error.field} ${error.message}`);
@@ -215,6 +259,14 @@ class ImportRun {
     if (this.#refusals.length < MAX_REPORTED_REFUSALS) this.#refusals.push({ source, reason });
     return undefined;
   }
+}
+
+/** Restatements pass remember's checks as their memory does: secrets refused (the whole line), tags normalised. */
+function checkedRestatements(restatements: readonly Restatement[]): Restatement[] {
+  return restatements.map((restatement) => {
+    rejectSecrets({ text: restatement.text, tags: restatement.tags, sourceProvider: restatement.sourceProvider ?? undefined, sessionId: restatement.sessionId ?? undefined });
+    return { ...restatement, tags: canonicalTags(restatement.tags) };
+  });
 }
 
 const textOf = (item: Prepared): string => (item.kind === 'memory' ? item.memory.text : item.item.text);
@@ -234,10 +286,16 @@ async function storedKeys(trx: DbTransaction, subject: string, items: readonly P
   return found;
 }
 
-/** The id here of a former id; one not met yet (a replacement further down the file) is given a new id now. */
-async function mappedId(trx: DbTransaction, ids: Map<number, number>, former: number): Promise<number> {
+/**
+ * The id here of a former id; one not met yet (a replacement further down the file) is given a new id now, kept
+ * in `reserved` for the tombstone that may carry it.
+ */
+async function mappedId(trx: DbTransaction, ids: Map<number, number>, reserved: Set<number>, former: number): Promise<number> {
   let id = ids.get(former);
-  if (id === undefined) ids.set(former, (id = await allocateMemoryId(trx)));
+  if (id === undefined) {
+    ids.set(former, (id = await allocateMemoryId(trx)));
+    reserved.add(id);
+  }
   return id;
 }
 

@@ -1,21 +1,25 @@
 import { eraseSubject } from '../db/erase-subject.js';
+import { briefCandidates, recordRecalls } from '../db/memories/brief.js';
 import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
 import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
 import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memories.js';
-import { subjectMemoryCount } from '../db/memories/subject-stats.js';
+import { subjectMemoryCount, subjectUsage, type SubjectUsage } from '../db/memories/subject-stats.js';
 import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
 import { exportMemoryPage } from '../db/memories/transfer.js';
+import { deleteRestatement, insertRestatement, readRestatement, restatementsOf } from '../db/memories/restatements.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, notFound } from '../errors.js';
+import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
 import { embedMemoryTexts } from './passages.js';
+import { checkQuota, NO_QUOTA, type SubjectQuota } from './quota.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { comparerOf } from './same-fact.js';
 import { rejectSecrets } from './secrets.js';
@@ -49,8 +53,12 @@ export interface MemoryServiceOptions {
   readonly nearDuplicateThreshold: number;
   /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking and findNearMemories). */
   readonly exactScanLimit?: number;
+  /** What one subject may keep (remember, correct and import stop at it); default none. */
+  readonly quota?: SubjectQuota;
   /** Told when writing a stored memory's words failed; they are written by a retry (see completePendingTerms). */
   readonly onTermsError?: (error: unknown) => void;
+  /** Told when counting a recall failed (the recall itself was answered; only the count is lost). */
+  readonly onRecallCountError?: (error: unknown) => void;
 }
 
 /** Most near-duplicates and tombstones reported by remember. */
@@ -58,7 +66,7 @@ const NEAR_LIMIT = 5;
 /**
  * Near-duplicate candidates reach this far below NearDuplicateThreshold: a paraphrase in other words can score
  * lower than the threshold (0.74 for "renews on 14 July" / "renewal date is July 14th" with the local model), so
- * a candidate down here is skipped as the same fact only on the evidence of its words (comparerOf).
+ * a candidate down here is skipped as the same fact only on the evidence of its words and similarity (comparerOf).
  */
 const CANDIDATE_MARGIN = 0.15;
 const NEAR_CANDIDATES = 20;
@@ -70,6 +78,8 @@ const NEAR_CANDIDATES = 20;
 const LISTED_OVERLAP = 0;
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
+/** Most restatements recall shows under one memory (nearest first). */
+const MATCHED_RESTATEMENTS = 3;
 /** Rows an export reads per transaction. */
 const EXPORT_BATCH = 500;
 /**
@@ -98,6 +108,10 @@ export class MemoryService {
     this.#options = options;
   }
 
+  get #quota(): SubjectQuota {
+    return this.#options.quota ?? NO_QUOTA;
+  }
+
   async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
     rejectSecrets({ text: given.text, tags: given.tags, sourceProvider: given.sourceProvider, sessionId: given.sessionId });
     const memory = { ...given, tags: canonicalTags(given.tags) };
@@ -119,17 +133,27 @@ export class MemoryService {
         compare === undefined
           ? []
           : candidates
-              .map((candidate) => ({ candidate, comparison: compare(candidate.text) }))
+              .map((candidate) => ({ candidate, comparison: compare(candidate.text, candidate.similarity) }))
               .filter(({ candidate, comparison }) => candidate.similarity >= threshold || comparison.same || comparison.overlap >= LISTED_OVERLAP)
               .sort((a, b) => Number(b.comparison.same) - Number(a.comparison.same) || b.candidate.similarity - a.candidate.similarity);
       const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
       const best = judged[0];
       if (policy === 'skip_if_near' && best?.comparison.same === true) {
-        const found: RememberResult = { memoryId: best.candidate.id, status: 'already_stored', nearDuplicates: near, previouslyCorrected: [] };
+        // Kept verbatim under the memory it restates: a wrong "same fact" then hides the text, never loses it.
+        await checkQuota(trx, subject, this.#quota, memory.text, 'restatement');
+        if (!(await insertRestatement(trx, subject, best.candidate.id, memory, vector))) throw new Error('the matched memory was not found under the write lock');
+        const found: RememberResult = {
+          memoryId: best.candidate.id,
+          status: 'already_stored',
+          matchedText: best.candidate.text,
+          nearDuplicates: near,
+          previouslyCorrected: [],
+        };
         return { result: found, termsPending: false };
       }
+      await checkQuota(trx, subject, this.#quota, memory.text);
       const inserted = await insertMemoryNearTombstones(trx, subject, memory, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
-      const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', nearDuplicates: near, previouslyCorrected: inserted.tombstones };
+      const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', matchedText: undefined, nearDuplicates: near, previouslyCorrected: inserted.tombstones };
       return { result: stored, termsPending: inserted.termsPending };
     });
     if (termsPending) {
@@ -185,9 +209,9 @@ export class MemoryService {
   async recall(subject: string, request: RecallRequest): Promise<RecallResult> {
     const vector = await this.#embed(subject, request.query);
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
-    return this.#options.db.withSubject(subject, 'recalling memories', async (trx) => {
+    const result = await this.#options.db.withSubject(subject, 'recalling memories', async (trx): Promise<RecallResult> => {
       const query = { text: request.query, vector, filters: request.filters };
-      const { ranked } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
+      const { ranked, restatements } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
       const top = ranked.slice(0, request.limit);
       const records = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
       const ordered = top.flatMap((item) => {
@@ -196,9 +220,36 @@ export class MemoryService {
       });
       const { kept, cut } = fitToBudget(ordered, request.maxChars);
       return {
-        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), score: row.score })),
+        memories: kept.map(({ row, truncated }) => ({
+          ...toMemory(row, truncated),
+          score: row.score,
+          matchedRestatements: (restatements.get(row.id) ?? []).slice(0, MATCHED_RESTATEMENTS).map(({ text, truncated: cut, createdAt }) => ({ text, textTruncated: cut, createdAt })),
+        })),
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
+    }, { readOnly: true });
+    await this.#countRecalls(subject, result.memories.map((memory) => memory.id));
+    return result;
+  }
+
+  /** How often each memory was recalled feeds the brief; a failure to count never fails the recall. */
+  async #countRecalls(subject: string, ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await this.#options.db.withSubject(subject, 'counting recalls', (trx) => recordRecalls(trx, subject, ids));
+    } catch (error) {
+      this.#options.onRecallCountError?.(error);
+    }
+  }
+
+  /**
+   * What to know about the subject at the start of a conversation, within `maxChars` characters: the memories
+   * that matter most (importance, recent confirmation or correction, how often recalled), grouped by tag.
+   */
+  async brief(subject: string, maxChars: number): Promise<Brief> {
+    return this.#options.db.withSubject(subject, 'reading the brief', async (trx) => {
+      const candidates = await briefCandidates(trx, subject, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);
+      return composeBrief(candidates, await subjectMemoryCount(trx, subject), maxChars, new Date());
     }, { readOnly: true });
   }
 
@@ -208,8 +259,9 @@ export class MemoryService {
       const rows = await listPage(trx, subject, request, request.limit + 1);
       const { kept, cut } = fitToBudget(rows.slice(0, request.limit), request.maxChars);
       const more = cut || rows.length > request.limit;
+      const restatements = await restatementsOf(trx, subject, kept.map(({ row }) => row.id));
       return {
-        memories: kept.map(({ row, truncated }) => toMemory(row, truncated)),
+        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), restatements: restatements.get(row.id) ?? [] })),
         next: more ? kept.at(-1)?.row.position : undefined,
         cutByBudget: cut,
       };
@@ -246,6 +298,8 @@ export class MemoryService {
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
+      // The old memory is no longer counted: a correction needs room only for what its text adds.
+      await checkQuota(trx, subject, this.#quota, correction.text);
       const newId = await insertMemory(
         trx,
         subject,
@@ -263,6 +317,39 @@ export class MemoryService {
       );
       await insertTombstone(trx, subject, removed, 'corrected', newId, correction.note);
       return { memoryId: newId, replacedMemoryId: memoryId };
+    });
+  }
+
+  /**
+   * Makes one of the subject's restatements a memory of its own (its fields, its own vectors; importance and
+   * expiry as remember's defaults) and removes it from the memory it restated, in one transaction: nothing is
+   * lost either way. NOT_FOUND for another subject's id, or one already made a memory.
+   */
+  async separateRestatement(subject: string, restatementId: number): Promise<{ memoryId: number; formerMemoryId: number }> {
+    const found = await this.#options.db.withSubject(subject, 'reading the restatement', (trx) => readRestatement(trx, subject, restatementId), { readOnly: true });
+    if (found === undefined) throw notFound(`restatement ${restatementId}`);
+    const vectors = await this.#embedMemory(subject, found.text);
+    return this.#options.db.withSubject(subject, 'making the restatement a memory', async (trx) => {
+      await lockSubjectForWrite(trx, subject);
+      const removed = await deleteRestatement(trx, subject, restatementId);
+      if (removed === undefined) throw notFound(`restatement ${restatementId}`);
+      const memoryId = await insertMemory(
+        trx,
+        subject,
+        {
+          text: removed.text,
+          tags: removed.tags,
+          sourceProvider: removed.sourceProvider ?? undefined,
+          importance: 0.5,
+          captureMode: removed.captureMode ?? undefined,
+          sessionId: removed.sessionId ?? undefined,
+          expiresAt: undefined,
+          lastConfirmedAt: removed.createdAt,
+        },
+        vectors,
+        { createdAt: removed.createdAt, updatedAt: new Date() },
+      );
+      return { memoryId, formerMemoryId: removed.memoryId };
     });
   }
 
@@ -285,6 +372,11 @@ export class MemoryService {
   }
 
   /** How many memories (expired ones included) and tombstones the subject has. */
+  /** What the subject keeps, and the most it may (0: no limit). */
+  async usage(subject: string): Promise<{ readonly used: SubjectUsage; readonly quota: SubjectQuota }> {
+    return { used: await this.#options.db.withSubject(subject, 'reading usage', (trx) => subjectUsage(trx, subject)), quota: this.#quota };
+  }
+
   async counts(subject: string): Promise<{ memories: number; tombstones: number }> {
     return this.#options.db.withSubject(subject, 'counting memories', async (trx) => ({
       memories: await subjectMemoryCount(trx, subject),
@@ -353,7 +445,7 @@ export class MemoryService {
 
   /** Imports memories and tombstones read from a file (see import.ts); never throws for a refused item. */
   async import(subject: string, items: AsyncIterable<ImportItem>, options: ImportOptions): Promise<ImportSummary> {
-    return importItems(this.#options.db, this.#options.embedder, subject, items, options);
+    return importItems(this.#options.db, this.#options.embedder, subject, items, { ...options, quota: this.#quota });
   }
 
   /** A memory's text embedded whole and by passages (embedMemoryTexts), the subject as the provider's fairness key. */

@@ -1,6 +1,7 @@
 import { nextInConversation } from '../db/memories/conversation.js';
 import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
+import { restatementRanking, type RestatementHit } from '../db/memories/restatement-ranking.js';
 import { subjectSize } from '../db/memories/subject-stats.js';
 import { subjectUnusedWords, subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit, type TextHitRow } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
@@ -41,6 +42,8 @@ const MEANING_WEIGHT = 0.2;
 const CONTINUATION_WEIGHT = 0.3;
 /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
 export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
+/** How much of a matched restatement's text is read (recall shows it under its memory). */
+const RESTATEMENT_CHARS = 500;
 
 /** Which retrievers rank: recall uses both; benchmarks compare each alone. */
 export type RecallStrategy = 'hybrid' | 'vector' | 'text';
@@ -57,6 +60,8 @@ export interface Ranking {
   readonly ranked: readonly FusedItem[];
   /** How the vector ranking ran; undefined when it did not. */
   readonly plan: VectorPlan | undefined;
+  /** The restatements that matched, by memory id, nearest first. */
+  readonly restatements: ReadonlyMap<number, readonly RestatementHit[]>;
 }
 
 /**
@@ -90,15 +95,25 @@ export async function rankMemories(
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }
-  if (options.strategy !== 'vector') {
-    hits ??= await textRanking(trx, subject, query.filters, words, RANKING_DEPTH, size.memories);
-    rankings.push(textHitsRanking(hits, TEXT_WEIGHT));
+  if (options.strategy !== 'vector') hits ??= await textRanking(trx, subject, query.filters, words, RANKING_DEPTH, size.memories);
+  // A subject with restatements (subject_stats says) ranks them too, in one more statement: each memory keeps its
+  // best evidence, its own text's or a restatement's, in each ranking.
+  const found = size.restatements > 0 ? await restatementRanking(trx, subject, query.filters, words, query.vector, RANKING_DEPTH, RESTATEMENT_CHARS) : [];
+  if (rankings.length > 0 && found.length > 0) {
+    const nearer = found.filter((hit) => hit.distance !== undefined && hit.distance < (hit.memoryDistance ?? 2)).map((hit) => hit.memoryId);
+    rankings[0] = { ids: bestPositions(rankings[0]!.ids, nearer), weight: VECTOR_WEIGHT };
   }
+  if (hits !== undefined) {
+    const worded = found.filter((hit) => hit.coverage > 0).sort((a, b) => b.coverage - a.coverage);
+    rankings.push(textHitsRanking(bestHits(hits, worded.map((hit) => ({ id: hit.memoryId, coverage: hit.coverage }))), TEXT_WEIGHT));
+  }
+  const restatements = new Map<number, RestatementHit[]>();
+  for (const hit of found) restatements.set(hit.memoryId, [...(restatements.get(hit.memoryId) ?? []), hit]);
   const person = options.strategy === 'hybrid' ? await personRanking(trx, subject, query, size.memories) : undefined;
   if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
   // The bridges and the continuation start from the first results: with none, there is nothing to start from.
-  if (options.strategy !== 'hybrid' || ranked.length === 0) return { ranked, plan };
+  if (options.strategy !== 'hybrid' || ranked.length === 0) return { ranked, plan, restatements };
   const firstTexts = firstResultTexts(trx, subject, ranked);
   const extended = [
     await bridgeRanking(trx, subject, query, words, firstTexts, size.memories),
@@ -107,7 +122,37 @@ export async function rankMemories(
     size.inConversations > 0 ? await continuationRanking(trx, subject, query, ranked[0]!.id) : undefined,
   ].filter((ranking) => ranking !== undefined);
   const fused = extended.length === 0 ? ranked : fuseRankings([...rankings, ...extended], RRF_K);
-  return { ranked: await arrangeFirstResults(trx, subject, query.text, fused), plan };
+  return { ranked: await arrangeFirstResults(trx, subject, query.text, fused), plan, restatements };
+}
+
+/**
+ * Two rankings of memory ids as one, each id at the better of its two positions (ties: `own`'s first): a memory
+ * ranked by its own text and by its restatements counts once, by its best evidence.
+ */
+function bestPositions(own: readonly number[], restated: readonly number[]): number[] {
+  const position = new Map<number, number>();
+  const place = (ids: readonly number[], offset: number) => {
+    const seen = new Set<number>();
+    for (const id of ids) {
+      if (seen.has(id)) continue;
+      const at = seen.size * 2 + offset;
+      seen.add(id);
+      position.set(id, Math.min(position.get(id) ?? Infinity, at));
+    }
+  };
+  place(own, 0);
+  place(restated, 1);
+  return [...position.entries()].sort((a, b) => a[1] - b[1]).map(([id]) => id);
+}
+
+/** bestPositions for full-text hits: each memory once, covering what the better of its texts covers. */
+function bestHits(own: readonly TextHit[], restated: readonly { id: number; coverage: number }[]): TextHit[] {
+  const coverage = new Map<number, number>();
+  for (const hit of [...own, ...restated]) coverage.set(hit.id, Math.max(coverage.get(hit.id) ?? 0, hit.coverage));
+  return bestPositions(
+    own.map((hit) => hit.id),
+    restated.map((hit) => hit.id),
+  ).map((id) => ({ id, score: 0, coverage: coverage.get(id)! }));
 }
 
 interface ResultText {

@@ -17,7 +17,7 @@ export interface ReembedOptions {
 }
 
 /**
- * Re-embeds every memory and tombstone the database holds stale (another model's vector, or a whole vector not
+ * Re-embeds every memory, tombstone and restatement the database holds stale (another model's vector, or a whole vector not
  * made from the text's passages: db/memories/reembed.ts), as embedMemoryTexts makes them, in batches; each batch is
  * one transaction, so an interruption leaves a consistent mix that a second run finishes. `streams` batches are
  * embedded at once; batches are read one at a time, in id order, so no row is taken twice.
@@ -27,9 +27,9 @@ export async function reembedAll(
   embedder: EmbeddingProvider,
   { batchSize, streams }: ReembedOptions,
   onProgress: (progress: ReembedProgress) => void,
-): Promise<{ memories: number; tombstones: number }> {
-  const counts = { memories: 0, tombstones: 0 };
-  for (const table of ['memories', 'tombstones'] as const) {
+): Promise<{ memories: number; tombstones: number; restatements: number }> {
+  const counts: Record<EmbeddedTable, number> = { memories: 0, tombstones: 0, memory_restatements: 0 };
+  for (const table of ['memories', 'tombstones', 'memory_restatements'] as const) {
     const total = await db.withAllSubjects('re-embedding', (trx) => countStaleEmbeddings(trx, table, embedder.model));
     let lastId = 0;
     let reading: Promise<unknown> = Promise.resolve();
@@ -63,5 +63,5 @@ export async function reembedAll(
     const failure = outcomes.find((outcome) => outcome.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
   }
-  return counts;
+  return { memories: counts.memories, tombstones: counts.tombstones, restatements: counts.memory_restatements };
 }

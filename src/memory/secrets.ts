@@ -48,6 +48,15 @@ import { secretRejected } from '../errors.js';
  *        ending like adjectives or participles (-ed, -ing, -able, …). In other languages only mixed case inside
  *        the word counts (a capitalised German noun is not a password: "Das Passwort ist Pflicht").
  *
+ * 7. A credential-named identifier (`SECRET_KEY_BASE`, `private_key_id`, `auth_token`; not `public_key_*`,
+ *    `*_hash`, `*_uri`) assigned a random-looking value, hex included.
+ * 8. A passphrase written out: three or more words after "passphrase", "seed phrase" or "recovery phrase" with no
+ *    function word among them, or a 12-to-24-word mnemonic.
+ * 9. A text that is only a base64 blob of 32 or more random bytes (a key with nothing around it).
+ * 10. Base64 (standard or URL-safe, wrapped over lines or not) that decodes to text is read again through all of
+ *    the above, two levels deep and at most 64 KiB decoded per text: a key, a credentials file or an .env in
+ *    base64 is still refused.
+ *
  * Everything is linear in the length of the text: each regular expression starts with a literal or a single
  * character class and has bounded or non-overlapping repetition (texts are up to 16000 characters).
  * `test/fixtures/secrets-corpus.ts` is the labelled corpus both sides are measured on.
@@ -122,6 +131,10 @@ const KNOWN_FORMATS: readonly Detector[] = [
   { re: /ATATT3[A-Za-z0-9_=-]{50,}/g },
   { re: /\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g },
   { re: /AGE-SECRET-KEY-1[0-9A-Z]{50,}/g },
+  // Alibaba Cloud AccessKey ids (the body random: "LTAIconference2024" is a word and a year).
+  { re: /\bLTAI[A-Za-z0-9]{12,28}\b/g, check: (match) => looksRandom(match.slice(4)) },
+  // Terraform Cloud / Enterprise API tokens.
+  { re: /\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}/g },
   // JSON Web Tokens (and JWE): base64url JSON header `{"…` = `eyJ…`, then two or more segments.
   { re: /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g },
   // PEM / OpenSSH / PGP private keys; PuTTY key files.
@@ -261,6 +274,14 @@ export function rejectSecrets(fields: StoredFields): void {
 }
 
 export function looksLikeSecret(input: string): boolean {
+  return looksLikeSecretWithin(input, { depth: 0, decodedBytes: 0 });
+}
+
+/** How far base64 is unwrapped: twice (a key in a base64 file in base64), and at most 64 KiB decoded per text. */
+const MAX_BASE64_DEPTH = 2;
+const MAX_DECODED_BYTES = 64 * 1024;
+
+function looksLikeSecretWithin(input: string, budget: { depth: number; decodedBytes: number }): boolean {
   // Full-width and compatibility forms read as ASCII; zero-width and other format characters are dropped.
   const text = input.normalize('NFKC').replace(/\p{Cf}/gu, '');
   return (
@@ -269,8 +290,99 @@ export function looksLikeSecret(input: string): boolean {
     hasAwsSecretKey(text) ||
     hasCredentialInUrl(text) ||
     hasAccessCode(text) ||
-    hasKeywordWithSecretValue(text)
+    hasKeywordWithSecretValue(text) ||
+    hasSecretNamedAssignment(text) ||
+    hasPassphrase(text) ||
+    isBareKeyBlob(text) ||
+    hasSecretInBase64(text, budget)
   );
+}
+
+/** A run of base64 (standard or URL-safe), possibly wrapped over lines as tools wrap it (76 or 64 a line). */
+const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*={0,2}/g;
+
+/**
+ * Base64 that decodes to text is read again as text: a key, a credentials file or an .env wrapped in base64 (as
+ * a Kubernetes secret holds it) is still a secret. Bounded: MAX_BASE64_DEPTH levels, MAX_DECODED_BYTES in all.
+ */
+function hasSecretInBase64(text: string, budget: { depth: number; decodedBytes: number }): boolean {
+  if (budget.depth >= MAX_BASE64_DEPTH) return false;
+  for (const m of text.matchAll(BASE64_RUN)) {
+    const run = m[0].replace(/\r?\n/g, '');
+    if (!/[0-9+/=]/.test(run) || budget.decodedBytes >= MAX_DECODED_BYTES) continue;
+    const bytes = Buffer.from(run.slice(0, Math.ceil(((MAX_DECODED_BYTES - budget.decodedBytes) * 4) / 3)), 'base64');
+    budget.decodedBytes += bytes.length;
+    const decoded = decodedText(bytes);
+    if (decoded !== undefined && looksLikeSecretWithin(decoded, { depth: budget.depth + 1, decodedBytes: budget.decodedBytes })) return true;
+  }
+  return false;
+}
+
+/** The bytes as text when they are UTF-8 and nearly all printable; undefined for binary. */
+function decodedText(bytes: Buffer): string | undefined {
+  if (bytes.length < 8) return undefined;
+  const text = bytes.toString('utf8');
+  if (text.includes('\uFFFD')) return undefined;
+  let printable = 0;
+  for (const ch of text) if (ch >= ' ' || ch === '\n' || ch === '\r' || ch === '\t') printable++;
+  return printable >= text.length * 0.95 ? text : undefined;
+}
+
+/**
+ * A credential-named identifier assigned a random value: `SECRET_KEY_BASE=<128 hex>`, `"private_key_id": "<40
+ * hex>"`, `auth_token: …`. The name is made of `_`/`-` segments, one of them credential wording; public things
+ * (`public_key`, a `*_hash`, `*_fingerprint`) are not credentials.
+ */
+const SECRET_NAMED_ASSIGNMENT = /(?<![A-Za-z0-9_-])["']?([A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+)["']?\s{0,8}(?::=|=>|[:=])\s{0,8}["']?([^\s"'\x60<>()[\]{},;]{16,512})/g;
+const SECRET_NAME_SEGMENT = /^(?:secret|token|password|passwd|pwd|passphrase|credentials?|private|auth)$/i;
+const PUBLIC_NAME_SEGMENT = /^(?:public|pub|hash|checksum|digest|fingerprint|sha\d*|md5|uri|url|endpoint|type|file|path|name)$/i;
+
+function hasSecretNamedAssignment(text: string): boolean {
+  for (const m of text.matchAll(SECRET_NAMED_ASSIGNMENT)) {
+    const segments = m[1]!.split(/[_-]/);
+    if (!segments.some((segment) => SECRET_NAME_SEGMENT.test(segment)) || segments.some((segment) => PUBLIC_NAME_SEGMENT.test(segment))) continue;
+    const value = m[2]!.replace(/[.,:;!?]+$/, '');
+    if (URL_LIKE.test(value) || PLACEHOLDER.test(value) || looksLikePath(value)) continue;
+    if (looksRandom(value)) return true;
+  }
+  return false;
+}
+
+/**
+ * A passphrase or a wallet's seed phrase written out: three to 24 words after "passphrase", "seed phrase" or
+ * "recovery phrase" and a separator, joined by spaces or `-_.`, none of them a function word ("correct horse
+ * battery staple"; not "I always forget it" nor "stored in the vault"), or 12 to 24 lowercase words (a mnemonic).
+ */
+const PASSPHRASE = /\b(?:pass\s?phrase|(?:seed|recovery|mnemonic)\s+phrase|mnemonic)s?(?:\s*(?::=|=>|[:=])\s*|\s+(?:is|was)(?:\s*:)?\s+)["'\x60]?((?:\p{L}{2,16}[\s._-]){2,23}\p{L}{2,16})(?=["'\x60]?(?:$|[.!?,;)]|\s*\n))/giu;
+const FUNCTION_WORDS = new Set(
+  (
+    'i me my you your he him his she her it its we us our they them their a an the this that these those is are was ' +
+    'were be been am do does did have has had will would can could should may might must shall not no yes and or but ' +
+    'if then so to of in on at by for with from into onto about as than too very also just only still always never ' +
+    'in out up down over under again there here where when what which who how why all any some each every same ' +
+    'stored saved kept written see ask check use used'
+  ).split(' '),
+);
+
+function hasPassphrase(text: string): boolean {
+  for (const m of text.matchAll(PASSPHRASE)) {
+    const words = m[1]!.split(/[\s._-]+/);
+    if (words.length >= 3 && words.every((word) => !FUNCTION_WORDS.has(word.toLowerCase()))) return true;
+    // A BIP-39 mnemonic (12 to 24 lowercase words) has common words among them ("about", "above").
+    if (words.length >= 12 && words.every((word) => /^\p{Ll}+$/u.test(word))) return true;
+  }
+  return false;
+}
+
+/**
+ * A text that is nothing but random bytes in base64, 32 or more (a symmetric key, a seed, a session secret):
+ * stored alone it has no other use. Text in base64 is read as text instead (hasSecretInBase64).
+ */
+function isBareKeyBlob(text: string): boolean {
+  const token = text.trim().replace(/^["'\x60]|["'\x60]$/g, '');
+  if (!/^[A-Za-z0-9+/_-]{43,}={0,2}$/.test(token) || token.startsWith('AAAA') || !looksRandom(token)) return false;
+  const bytes = Buffer.from(token, 'base64');
+  return bytes.length >= 32 && decodedText(bytes) === undefined;
 }
 
 function hasKnownFormat(text: string): boolean {
@@ -296,7 +408,10 @@ function hasAwsSecretKey(text: string): boolean {
     const symbol = /[/+]/.test(value);
     if (Number(lower) + Number(upper) + Number(digit) + Number(symbol) < 3) continue;
     if (AWS_SECRET_CONTEXT.test(text.slice(Math.max(0, m.index - 80), m.index))) return true;
-    if (lower && upper && (digit || symbol) && shannonEntropy(value) >= 4 && wordCoverage(value) < 0.75 && !insideUrl(text, m.index)) return true;
+    if (lower && upper && (digit || symbol) && shannonEntropy(value) >= 4 && wordCoverage(value) < 0.75 && !insideUrl(text, m.index)) {
+      // A line of base64 text (a wrapped file's last line) decodes to words; a key decodes to random bytes.
+      if (decodedText(Buffer.from(value, 'base64')) === undefined) return true;
+    }
   }
   return false;
 }

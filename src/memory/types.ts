@@ -6,7 +6,9 @@ import type {
   MemoryRecord,
   NearMemory,
   NewMemory,
+  Restatement,
   StoredMemory,
+  StoredRestatement,
   TombstoneMatch,
   TombstonePosition,
   TombstoneReason,
@@ -23,7 +25,9 @@ export type {
   MemoryFilters,
   NearMemory,
   NewMemory,
+  Restatement,
   StoredMemory,
+  StoredRestatement,
   TagMatch,
   TombstoneMatch,
   TombstonePosition,
@@ -38,6 +42,8 @@ export interface RememberResult {
   /** The new memory, or under skip_if_near the one already stating the same fact. */
   readonly memoryId: number;
   readonly status: 'stored' | 'already_stored';
+  /** Already stored: the stored memory's text the incoming one was judged to state (kept as its restatement). */
+  readonly matchedText: string | undefined;
   /** Live memories near the new text, best first (none under the insert policy, which does not look). */
   readonly nearDuplicates: readonly NearMemory[];
   /** Corrected or forgotten memories near the new text, nearest first (looked up only when it was stored). */
@@ -53,6 +59,8 @@ export interface Memory extends Omit<MemoryRecord, 'textChars'> {
 export interface RecalledMemory extends Memory {
   /** Fused rank score in (0, 1]; 1 = ranked first by every retriever. */
   readonly score: number;
+  /** Its restatements that matched the query (nearer to it than the memory's text, or sharing its words), nearest first. */
+  readonly matchedRestatements: readonly { readonly text: string; readonly textTruncated: boolean; readonly createdAt: Date }[];
 }
 
 export interface RecallRequest {
@@ -81,8 +89,13 @@ export interface ListRequest {
   readonly filters: MemoryFilters;
 }
 
+/** A memory as list returns it: with the texts kept as restating it, oldest first. */
+export interface ListedMemory extends Memory {
+  readonly restatements: readonly StoredRestatement[];
+}
+
 export interface ListResult {
-  readonly memories: readonly Memory[];
+  readonly memories: readonly ListedMemory[];
   /** Where the next page starts; undefined on the last page. */
   readonly next: ListPosition | undefined;
   /** True when the page ended early because the character budget ran out. */
@@ -156,6 +169,8 @@ export type ImportItem =
       readonly timestamps: ImportedTimestamps | undefined;
       /** The id the memory had where it was exported, so the file's tombstones can point at it. */
       readonly formerId: number | undefined;
+      /** Its restatements (export format 2), oldest first. */
+      readonly restatements: readonly Restatement[];
     }
   | {
       readonly kind: 'tombstone';
@@ -169,6 +184,8 @@ export type ImportItem =
       readonly formerId: number | undefined;
       /** The former id of the memory that replaced it. */
       readonly formerReplacedBy: number | undefined;
+      /** The restatements the tombstone keeps (export format 2). */
+      readonly restatements: readonly Restatement[];
     }
   | { readonly kind: 'refused'; readonly source: ImportSource; readonly reason: string };
 

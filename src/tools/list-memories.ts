@@ -7,7 +7,7 @@ import type { ListResult } from '../memory/types.js';
 import { boundedInteger, cleanString } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
-import { memoriesCount, memoryOutput, presentMemory } from './output.js';
+import { listedRestatementOutput, memoriesCount, memoryOutput, presentListedRestatement, presentMemory } from './output.js';
 import { RECALL_LIMITS } from './recall.js';
 
 const listInput = z.strictObject({
@@ -32,7 +32,16 @@ const listInput = z.strictObject({
 });
 
 const listOutput = {
-  memories: z.array(z.strictObject(memoryOutput)).meta({ description: 'Newest first.' }),
+  memories: z
+    .array(
+      z.strictObject({
+        ...memoryOutput,
+        restatements: z
+          .array(listedRestatementOutput)
+          .meta({ description: 'Texts given to remember later that were judged to state this same fact, kept verbatim, oldest first.' }),
+      }),
+    )
+    .meta({ description: 'Newest first.' }),
   next_cursor: z.string().nullable().meta({ description: 'Pass it as cursor (with the same filters) for the next page; null on the last page.' }),
   message: z.string(),
 };
@@ -66,7 +75,7 @@ export function listMemoriesTool(service: MemoryService): Tool {
 }
 
 function presentList(result: ListResult, request: { firstPage: boolean; filtered: boolean }): z.output<z.ZodObject<typeof listOutput>> {
-  const memories = result.memories.map(presentMemory);
+  const memories = result.memories.map((memory) => ({ ...presentMemory(memory), restatements: memory.restatements.map(presentListedRestatement) }));
   const nextCursor = result.next === undefined ? null : encodeCursor(result.next);
   const message =
     memories.length === 0

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Memory } from '../memory/types.js';
+import type { Memory, StoredRestatement } from '../memory/types.js';
 
 /**
  * Building blocks of the tools' output schemas and presenters: the wire's snake_case fields, ISO 8601 strings
@@ -43,6 +43,29 @@ export function presentMemory(memory: Memory): z.output<z.ZodObject<typeof memor
     created_at: memory.createdAt.toISOString(),
     last_confirmed_at: memory.lastConfirmedAt.toISOString(),
     expires_at: memory.expiresAt === null ? null : memory.expiresAt.toISOString(),
+  };
+}
+
+/** A restatement as list_memories shows it: everything stored with it. */
+export const listedRestatementOutput = z.strictObject({
+  restatement_id: memoryIdOutput('Its id (the web page can make it a memory of its own).'),
+  text: z.string().meta({ description: 'The text as it was given to remember.' }),
+  tags: z.array(z.string()),
+  capture_mode: z.enum(['explicit', 'inferred']).nullable(),
+  source_provider: z.string().nullable(),
+  session_id: z.string().nullable(),
+  created_at: timestampOutput('When it was given.'),
+});
+
+export function presentListedRestatement(restatement: StoredRestatement): z.output<typeof listedRestatementOutput> {
+  return {
+    restatement_id: restatement.id,
+    text: restatement.text,
+    tags: [...restatement.tags],
+    capture_mode: restatement.captureMode,
+    source_provider: restatement.sourceProvider,
+    session_id: restatement.sessionId,
+    created_at: restatement.createdAt.toISOString(),
   };
 }
 

@@ -5,7 +5,7 @@ import type { MemoryService } from '../memory/memory-service.js';
 import type { RecallResult } from '../memory/types.js';
 import { boundedInteger, requiredText } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
-import { memoriesCount, memoryOutput, presentMemory, rounded, scoreOutput } from './output.js';
+import { memoriesCount, memoryOutput, presentMemory, rounded, scoreOutput, timestampOutput } from './output.js';
 
 export const RECALL_LIMITS = { queryChars: 1000, maxLimit: 50, defaultLimit: 10, minChars: 200, maxChars: 100_000, defaultChars: 10_000 } as const;
 
@@ -29,6 +29,16 @@ export function recallInput() {
 const recalledOutput = z.strictObject({
   ...memoryOutput,
   score: scoreOutput('Relevance in (0, 1]; 1 = ranked first by meaning and by words.'),
+  matched_restatements: z
+    .array(
+      z.strictObject({
+        text: z.string().meta({ description: 'A text given to remember later that was kept as stating this memory\'s fact.' }),
+        text_truncated: z.literal(true).optional().meta({ description: 'Present when the text was cut (list_memories shows it whole).' }),
+        created_at: timestampOutput('When it was given.'),
+      }),
+    )
+    .optional()
+    .meta({ description: 'Present when restatements of this memory matched the query, nearest first (at most 3).' }),
 });
 
 const recallOutput = {
@@ -49,7 +59,8 @@ export function recallTool(service: MemoryService): Tool {
       'anything that may depend on what the user said in earlier conversations (preferences, biography, relationships, ' +
       'plans, past decisions). It matches meaning (paraphrases) as well as exact names, numbers and identifiers. Use the ' +
       'filters only to narrow a search you know how to narrow. Expired memories are never returned. Each result has a ' +
-      'memory_id to use with correct, forget or confirm; cut_by says whether more results were left out.',
+      'memory_id to use with correct, forget or confirm; cut_by says whether more results were left out. A result may ' +
+      'carry matched_restatements: the user\'s later wordings of the same fact, kept with it, that matched the query.',
     scope: 'memory:read',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     input: recallInput(),
@@ -62,7 +73,19 @@ export function recallTool(service: MemoryService): Tool {
 }
 
 function presentRecall(result: RecallResult, filtered: boolean): z.output<z.ZodObject<typeof recallOutput>> {
-  const memories = result.memories.map((memory) => ({ ...presentMemory(memory), score: rounded(memory.score) }));
+  const memories = result.memories.map((memory) => ({
+    ...presentMemory(memory),
+    score: rounded(memory.score),
+    ...(memory.matchedRestatements.length === 0
+      ? {}
+      : {
+          matched_restatements: memory.matchedRestatements.map((restatement) => ({
+            text: restatement.text,
+            ...(restatement.textTruncated ? { text_truncated: true as const } : {}),
+            created_at: restatement.createdAt.toISOString(),
+          })),
+        }),
+  }));
   return { memories, cut_by: result.cutBy ?? null, message: recallMessage(memories.length, result.cutBy, filtered) };
 }
 

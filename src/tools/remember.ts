@@ -28,7 +28,7 @@ export function rememberInput(maxTextChars: number) {
     session_id: optionalString(200, 'Opaque identifier of the current conversation, stored as given. Recall uses it to find what was said right after a match in the same conversation.'),
     dedup_policy: optionalEnum(
       ['insert', 'skip_if_near', 'ask'],
-      'Near-duplicate handling: "ask" (default) inserts and lists similar memories; "skip_if_near" does not insert when the same fact is already stored and returns its id; "insert" skips the check.',
+      'Near-duplicate handling: "ask" (default) inserts and lists similar memories; "skip_if_near" does not store a new memory when the same fact is already stored: it returns that memory\'s id and text (matched_text), keeps the new text verbatim as a restatement of it and marks it confirmed; "insert" skips the check.',
       'ask',
     ),
     expires_at: timestamp('When the fact stops being true (ISO 8601 with time zone); recall ignores it afterwards.'),
@@ -58,6 +58,10 @@ const previouslyCorrectedOutput = z.strictObject({
 const rememberOutput = {
   memory_id: memoryIdOutput('The stored memory, or the one already stating the same fact ("Already remembered").'),
   message: z.string(),
+  matched_text: z
+    .string()
+    .optional()
+    .meta({ description: 'When already remembered: the stored memory\'s text the new one was judged to state. The new text is kept verbatim as its restatement.' }),
   near_duplicates: z.array(nearDuplicateOutput).optional().meta({ description: 'Similar stored memories, best first (under "ask", and when already remembered).' }),
   previously_corrected: z
     .array(previouslyCorrectedOutput)
@@ -66,7 +70,7 @@ const rememberOutput = {
 };
 
 /** The errors remember can answer with; correct can answer them too. */
-export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
+export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'QUOTA_EXCEEDED', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
 
 export function rememberTool(service: MemoryService, maxTextChars: number): Tool {
   return defineTool({
@@ -76,7 +80,9 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
       'Store one durable fact about the user for future conversations: preferences, biography, relationships, ' +
       'plans, decisions. Call it when the user asks you to remember something, or when they state a lasting fact ' +
       'worth keeping. One fact per call. Never store secrets (passwords, API keys, tokens). If the result lists ' +
-      'near_duplicates or previously_corrected, consider whether the user is updating an earlier fact.',
+      'near_duplicates or previously_corrected, consider whether the user is updating an earlier fact. "Already remembered" ' +
+      '(skip_if_near) gives matched_text, the stored fact your text was judged to restate; your text is kept with it, ' +
+      'never lost; if matched_text says something different, remember yours again with dedup_policy "insert".',
     scope: 'memory:write',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     input: rememberInput(maxTextChars),
@@ -109,7 +115,9 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
 
 function presentRemember(result: RememberResult, policy: DedupPolicy): z.output<z.ZodObject<typeof rememberOutput>> {
   const near = result.nearDuplicates.map(presentNearDuplicate);
-  if (result.status === 'already_stored') return { memory_id: result.memoryId, message: 'Already remembered', near_duplicates: near };
+  if (result.status === 'already_stored') {
+    return { memory_id: result.memoryId, message: 'Already remembered', ...(result.matchedText === undefined ? {} : { matched_text: result.matchedText }), near_duplicates: near };
+  }
   const corrected = result.previouslyCorrected;
   const notes = [
     near.length > 0 ? `${near.length} similar ${near.length === 1 ? 'memory exists' : 'memories exist'} (see near_duplicates)` : '',

@@ -1,13 +1,18 @@
-import type { ExportRecord, StoredMemory, TombstoneRecord } from '../memory/types.js';
+import type { ExportRecord, Restatement, StoredMemory, TombstoneRecord } from '../memory/types.js';
 
 /**
  * The export file: JSON Lines (UTF-8, one JSON object per line, `\n` after each). The first line is a header;
  * then one line per memory (oldest first, expired ones included) and one per tombstone (a memory that was
  * corrected or forgotten, oldest first), with every stored field but the embedding, which an import computes
  * again (the importing service may use another model). README, "Export format", documents each field.
+ *
+ * Version 2 adds `restatements` to memory and tombstone lines: the texts kept as restating that memory (migration
+ * 0017). A version 1 file, which has none, still imports.
  */
 export const EXPORT_FORMAT = 'memory-service-export';
-export const EXPORT_VERSION = 1;
+export const EXPORT_VERSION = 2;
+/** The versions an import reads. */
+export const READABLE_EXPORT_VERSIONS: readonly number[] = [1, EXPORT_VERSION];
 
 export interface ExportHeader {
   readonly format: typeof EXPORT_FORMAT;
@@ -34,6 +39,18 @@ export function memoryLine(memory: StoredMemory) {
     last_confirmed_at: memory.lastConfirmedAt.toISOString(),
     expires_at: memory.expiresAt === null ? null : memory.expiresAt.toISOString(),
     embedding_model: memory.embeddingModel,
+    restatements: memory.restatements.map(restatementLine),
+  };
+}
+
+export function restatementLine(restatement: Restatement) {
+  return {
+    text: restatement.text,
+    tags: [...restatement.tags],
+    source_provider: restatement.sourceProvider,
+    capture_mode: restatement.captureMode,
+    session_id: restatement.sessionId,
+    created_at: restatement.createdAt.toISOString(),
   };
 }
 
@@ -49,6 +66,7 @@ export function tombstoneLine(tombstone: TombstoneRecord) {
     memory_created_at: tombstone.memoryCreatedAt.toISOString(),
     tombstoned_at: tombstone.tombstonedAt.toISOString(),
     embedding_model: tombstone.embeddingModel,
+    restatements: tombstone.restatements.map(restatementLine),
   };
 }
 

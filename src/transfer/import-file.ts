@@ -1,14 +1,23 @@
+import { invalidInput } from '../errors.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import type { ImportItem, ImportRefusal, ImportSummary } from '../memory/types.js';
 import { ImportLineReader } from './import-format.js';
 import { fileLines } from './lines.js';
 
-/** Longest line read; an MCP entity with many observations is one line. */
-const MAX_LINE_BYTES = 32 * 1024 * 1024;
+/**
+ * Longest line read: 1 MiB, or room for the longest text escaped (\uXXXX is 6 bytes a character) when MaxTextChars
+ * is set higher. Parsing a line takes one turn of the event loop, so this bounds that turn (a few milliseconds); a
+ * longer line is refused by number and skipped without being held (see fileLines).
+ */
+export function importLineBytes(maxTextChars: number): number {
+  return Math.max(1024 * 1024, 6 * maxTextChars + 64 * 1024);
+}
 
 export interface ImportFileOptions {
   /** MaxTextChars: the longest text a line may carry. */
   readonly maxTextChars: number;
+  /** Most lines one file may have (the page's limit); past it the import stops, what was stored kept. */
+  readonly maxLines?: number;
   /** Items embedded and stored together. */
   readonly batchSize: number;
   /** Embedding calls made at once for a batch (ImportOptions.streams). */
@@ -25,10 +34,14 @@ export async function importFile(
   options: ImportFileOptions,
 ): Promise<ImportSummary> {
   const reader = new ImportLineReader(options.maxTextChars);
+  const maxLines = options.maxLines ?? Infinity;
   let bytesRead = 0;
   async function* items(): AsyncGenerator<ImportItem> {
-    for await (const line of fileLines(source, MAX_LINE_BYTES)) {
+    for await (const line of fileLines(source, importLineBytes(options.maxTextChars))) {
       bytesRead = line.bytesRead;
+      if (line.number > maxLines) {
+        throw invalidInput(`line ${line.number}: the file has more than ${maxLines} lines, the most one import here reads (split it, or import it with the command line)`);
+      }
       if (line.text === undefined) yield { kind: 'refused', source: { line: line.number }, reason: line.problem ?? 'unreadable' };
       else yield* reader.read(line.number, line.text);
     }

@@ -3,7 +3,7 @@ import { invalidInput } from '../errors.js';
 import type { ImportItem, ImportSource } from '../memory/types.js';
 import { givenTagList, importance, memoryId, optionalEnum, optionalString, requiredText, timestamp } from '../tools/arguments.js';
 import { REASON_CHARS } from '../tools/forget.js';
-import { EXPORT_FORMAT, EXPORT_VERSION } from './export-format.js';
+import { EXPORT_FORMAT, READABLE_EXPORT_VERSIONS } from './export-format.js';
 
 /**
  * Reads one line of an import file, whichever of the two formats it is in (detected line by line):
@@ -19,6 +19,13 @@ import { EXPORT_FORMAT, EXPORT_VERSION } from './export-format.js';
 
 /** What imported MCP memory-server lines are marked with, so they can be told apart (and filtered). */
 export const MCP_MEMORY_SOURCE = 'mcp-memory-server';
+
+/**
+ * Most observations one entity line may carry: each becomes a memory, and a line is read in one turn of the event
+ * loop (issue 38: one entity of 5 million observations held the server 37 s and 3 GB). The official server's
+ * entities have a handful.
+ */
+export const MAX_ENTITY_OBSERVATIONS = 10_000;
 
 /** Clock skew allowed for times that must not lie in the future (as remember's last_confirmed_at). */
 const CLOCK_SKEW_MS = 60_000;
@@ -38,6 +45,37 @@ const formerId = memoryId('The id it had where it was exported.')
 
 const ignored = z.string().nullish();
 
+/** Most restatements one line may carry: far more than remember keeps of one fact in practice. */
+const MAX_RESTATEMENTS = 1000;
+
+/** A memory's or tombstone's restatements (format 2); absent in version 1 files: none. */
+function restatementList(maxTextChars: number) {
+  return z
+    .array(
+      z.strictObject({
+        text: requiredText(maxTextChars, 'The restating text.'),
+        tags: givenTagList('Tags.'),
+        source_provider: optionalString(200, 'Who produced it.'),
+        capture_mode: optionalEnum(['explicit', 'inferred'], 'Provenance.', undefined),
+        session_id: optionalString(200, 'Conversation id.'),
+        created_at: requiredTimestamp('When it was stored.'),
+      }),
+      { error: 'must be an array of restatements' },
+    )
+    .max(MAX_RESTATEMENTS, `must have at most ${MAX_RESTATEMENTS} items`)
+    .optional()
+    .transform((items) =>
+      (items ?? []).map((item) => ({
+        text: item.text,
+        tags: item.tags,
+        sourceProvider: item.source_provider ?? null,
+        captureMode: item.capture_mode ?? null,
+        sessionId: item.session_id ?? null,
+        createdAt: item.created_at,
+      })),
+    );
+}
+
 function memoryLine(maxTextChars: number) {
   return z.strictObject({
     type: z.literal('memory'),
@@ -53,6 +91,7 @@ function memoryLine(maxTextChars: number) {
     last_confirmed_at: timestamp('When it was last known to be true.'),
     expires_at: timestamp('When it stops being true.'),
     embedding_model: ignored,
+    restatements: restatementList(maxTextChars),
   });
 }
 
@@ -68,6 +107,7 @@ function tombstoneLine(maxTextChars: number) {
     memory_created_at: requiredTimestamp('When the memory was stored.'),
     tombstoned_at: requiredTimestamp('When it was corrected or forgotten.'),
     embedding_model: ignored,
+    restatements: restatementList(maxTextChars),
   });
 }
 
@@ -77,7 +117,9 @@ const entityLine = z.looseObject({
   type: z.literal('entity'),
   name,
   entityType: name,
-  observations: z.array(z.unknown(), { error: 'must be an array of strings' }),
+  observations: z
+    .array(z.unknown(), { error: 'must be an array of strings' })
+    .max(MAX_ENTITY_OBSERVATIONS, `has more than ${MAX_ENTITY_OBSERVATIONS} entries, the most one entity may have (split it into several entities)`),
 });
 
 const relationLine = z.looseObject({ type: z.literal('relation'), from: name, to: name, relationType: name });
@@ -111,8 +153,8 @@ export class ImportLineReader {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return [refused(source, 'not a JSON object')];
     const header = headerLine.safeParse(value);
     if (header.success) {
-      if (header.data.version !== EXPORT_VERSION) {
-        throw invalidInput(`line ${line}: this file is a version of the export format this service cannot read (it reads version ${EXPORT_VERSION})`);
+      if (typeof header.data.version !== 'number' || !READABLE_EXPORT_VERSIONS.includes(header.data.version)) {
+        throw invalidInput(`line ${line}: this file is a version of the export format this service cannot read (it reads versions ${READABLE_EXPORT_VERSIONS.join(' and ')})`);
       }
       return [];
     }
@@ -155,6 +197,7 @@ export class ImportLineReader {
       },
       timestamps: line.created_at === undefined ? undefined : { createdAt: line.created_at, updatedAt: line.updated_at ?? line.created_at },
       formerId: line.memory_id,
+      restatements: line.restatements,
     };
   }
 
@@ -173,6 +216,7 @@ export class ImportLineReader {
       tombstonedAt: line.tombstoned_at,
       formerId: line.memory_id,
       formerReplacedBy: line.replaced_by,
+      restatements: line.restatements,
     };
   }
 
@@ -212,6 +256,7 @@ function mcpMemory(source: ImportSource, text: string, tags: string[]): ImportIt
     },
     timestamps: undefined,
     formerId: undefined,
+    restatements: [],
   };
 }
 

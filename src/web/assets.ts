@@ -46,6 +46,10 @@ a.tag:hover{text-decoration:underline}
 .badge{display:inline-block;border-radius:.3rem;padding:0 .4rem;font-size:.8rem;font-weight:600}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin-top:.5rem}
 .actions form{margin:0}
+.restatements{border-left:3px solid #ccc;padding-left:.75rem;margin:.5rem 0}
+.restatements ul{list-style:none;padding:0;margin:0}
+.restatements li{margin:.25rem 0 .75rem}
+.restatements form{margin:0}
 .actions label,label.inline{display:inline-flex;align-items:center;gap:.4rem;margin:0;font-weight:400}
 ul.plain li+li{margin-top:.4rem}
 button,.button{display:inline-block;font:inherit;font-weight:600;padding:.45rem .9rem;border-radius:.45rem;border:1px solid var(--accent);background:var(--accent);color:var(--accent-ink);cursor:pointer;text-decoration:none;line-height:1.4}

@@ -20,6 +20,7 @@ import { optionalString } from '../tools/arguments.js';
 import { RECALL_LIMITS } from '../tools/recall.js';
 import { exportLines } from '../transfer/export-format.js';
 import { importFile } from '../transfer/import-file.js';
+import { ImportSlots } from '../transfer/import-slots.js';
 import { STYLESHEET, STYLESHEET_PATH } from './assets.js';
 import type { AuthInfo, TokenVerifier } from '../auth/resource-server/token-verifier.js';
 import { inProcessFetch } from './in-process-fetch.js';
@@ -60,6 +61,10 @@ const SEARCH_LIMIT = 20;
 const WHOLE_TEXTS = 1_000_000;
 const TAG_CHOICES = 50;
 const IMPORT_BATCH = 64;
+/** Imports the page runs at once (one per person); see ImportSlots. */
+const IMPORTS_AT_ONCE = 2;
+/** Lines one imported file may have: a 10 MB memory.jsonl of relations has about 120,000. */
+const IMPORT_MAX_LINES = 250_000;
 const SIGN_IN_SECONDS = 10 * 60;
 
 /** Where the authorization server sends the browser back: `{BaseUrl}` + this. */
@@ -220,6 +225,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
 function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sessions: WebSessions): void {
   const { memory } = options;
   const who = (request: FastifyRequest): Session => request.webSession!;
+  const importSlots = new ImportSlots(IMPORTS_AT_ONCE);
 
   scope.get<{ Querystring: { q?: string; tag?: string; after?: string; done?: string; id?: string } }>('/', async (request, reply) => {
     const session = who(request);
@@ -296,6 +302,11 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     return reply.redirect(`/memories/${id}?done=confirmed`, 303);
   });
 
+  scope.post<{ Params: { id: string }; Body: Form }>('/restatements/:id/separate', async (request, reply) => {
+    const separated = await memory.separateRestatement(who(request).subject, pathId(request.params.id));
+    return reply.redirect(`/?done=separated&id=${separated.memoryId}#memory-${separated.memoryId}`, 303);
+  });
+
   const reasonField = optionalString(REASON_CHARS, 'Why.');
   scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/forget', async (request, reply) => {
     const session = who(request);
@@ -344,7 +355,10 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     return reply.redirect(`/history?done=erased-all&id=${erased}`, 303);
   });
 
-  scope.get('/data', (request, reply) => page(reply, 200, dataPage({ csrf: who(request).csrf, importMaxBytes: options.importMaxBytes })));
+  scope.get('/data', async (request, reply) => {
+    const session = who(request);
+    return page(reply, 200, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, usage: await memory.usage(session.subject) }));
+  });
 
   scope.get('/data/export', (request, reply) => {
     const session = who(request);
@@ -365,29 +379,52 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     if (!request.isMultipart()) return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import.' }));
     let csrfChecked = false;
     let file: Buffer | undefined;
+    let busy: 'subject-busy' | 'process-busy' | undefined;
+    let release: (() => void) | undefined;
     try {
-      for await (const part of request.parts()) {
-        if (part.type === 'field') {
-          if (part.fieldname === 'csrf') csrfChecked = sessions.csrfValid(session, part.value);
-          continue;
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'field') {
+            if (part.fieldname === 'csrf') csrfChecked = sessions.csrfValid(session, part.value);
+            continue;
+          }
+          // The token comes first in the form: a file is read only for a request this page sent.
+          if (!csrfChecked || part.fieldname !== 'file' || file !== undefined || busy !== undefined) {
+            part.file.resume();
+            continue;
+          }
+          // A slot is taken before the file is read, so a refused import holds none of it.
+          const slot = importSlots.take(session.subject);
+          if (typeof slot === 'string') {
+            busy = slot;
+            part.file.resume();
+            continue;
+          }
+          release = slot;
+          file = await part.toBuffer();
         }
-        // The token comes first in the form: a file is read only for a request this page sent.
-        if (!csrfChecked || part.fieldname !== 'file' || file !== undefined) {
-          part.file.resume();
-          continue;
-        }
-        file = await part.toBuffer();
+      } catch (error) {
+        if ((error as FastifyError).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
+        throw error;
       }
-    } catch (error) {
-      if ((error as FastifyError).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
-      throw error;
+      if (!csrfChecked) {
+        return page(reply, 403, messagePage('Request refused', CSRF_REFUSED, { href: '/data', label: 'Your data' }, session.csrf));
+      }
+      if (busy === 'subject-busy') {
+        return page(reply, 409, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'An import of yours is already running: wait for it to finish, then import this file. Nothing was imported.' }));
+      }
+      if (busy === 'process-busy') {
+        reply.header('retry-after', '60');
+        return page(reply, 503, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: `The service is already running ${IMPORTS_AT_ONCE} imports, the most it runs at once: try again in a minute. Nothing was imported.` }));
+      }
+      if (file === undefined || file.length === 0) {
+        return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import (the one chosen is empty).' }));
+      }
+      const summary = await importFile(memory, session.subject, [file], { maxTextChars: options.maxTextChars, maxLines: IMPORT_MAX_LINES, batchSize: IMPORT_BATCH });
+      return page(reply, importStatus(summary.stoppedBy?.code), importSummaryPage(session.csrf, summary));
+    } finally {
+      release?.();
     }
-    if (!csrfChecked) return page(reply, 403, messagePage('Request refused', CSRF_REFUSED, { href: '/data', label: 'Your data' }, session.csrf));
-    if (file === undefined || file.length === 0) {
-      return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import (the one chosen is empty).' }));
-    }
-    const summary = await importFile(memory, session.subject, [file], { maxTextChars: options.maxTextChars, batchSize: IMPORT_BATCH });
-    return page(reply, summary.stoppedBy === undefined ? 200 : 503, importSummaryPage(session.csrf, summary));
   });
 
   scope.get('/data/delete', async (request, reply) => {
@@ -413,6 +450,13 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     await sessions.end(session, reply);
     return reply.redirect('/?signed-out=1', 303);
   });
+}
+
+/** An import that stopped: on a limit or a header it cannot read (400), the quota (403), or a failure (503). */
+function importStatus(stoppedBy: string | undefined): number {
+  if (stoppedBy === undefined) return 200;
+  if (stoppedBy === 'INVALID_INPUT') return 400;
+  return stoppedBy === 'QUOTA_EXCEEDED' ? 403 : 503;
 }
 
 /** Sends a screen; a signed-in one says who is signed in (so a session swapped in by another page shows). */
@@ -476,7 +520,7 @@ function storedForm(memory: Memory) {
 }
 
 const isRefusal = (error: unknown): error is ServiceError =>
-  isServiceError(error) && (error.code === 'INVALID_INPUT' || error.code === 'SECRET_REJECTED');
+  isServiceError(error) && (error.code === 'INVALID_INPUT' || error.code === 'SECRET_REJECTED' || error.code === 'QUOTA_EXCEEDED');
 
 /** The service's message, with the field named as the form labels it. */
 function fieldMessage(error: ServiceError, labels: Record<string, string>): string {
@@ -518,6 +562,8 @@ function doneNotice(done: string | undefined, id: string | undefined): string | 
       return `Saved. This is the corrected memory; memory ${number} is kept under “Corrected & forgotten”.`;
     case 'erased':
       return `The record of memory ${number} was erased.`;
+    case 'separated':
+      return `That text is now memory ${number}, a memory of its own.`;
     case 'erased-all':
       return `${number} records were erased.`;
     default:
@@ -540,6 +586,8 @@ function renderError(error: FastifyError | ServiceError | SignInError, request: 
       case 'INVALID_INPUT':
       case 'SECRET_REJECTED':
         return page(reply, 400, messagePage('Not done', error.message, home, csrf));
+      case 'QUOTA_EXCEEDED':
+        return page(reply, 403, messagePage('Not done', error.message, home, csrf));
       default:
         return page(reply, 503, messagePage('Not available', `This could not be done now: ${error.message}. Try again in a moment.`, home, csrf));
     }

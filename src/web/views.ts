@@ -1,4 +1,4 @@
-import type { ImportSummary, Memory, TagCount, TombstoneRecord } from '../memory/types.js';
+import type { ImportSummary, ListedMemory, Memory, TagCount, TombstoneRecord } from '../memory/types.js';
 import { refusalPlace } from '../transfer/import-file.js';
 import { STYLESHEET_PATH } from './assets.js';
 import { html, raw, type Html } from './html.js';
@@ -94,12 +94,29 @@ function tagLinks(tags: readonly string[]): Html {
   return html`<ul class="tags" aria-label="Tags">${tags.map((tag) => html`<li><a class="tag" href="/?tag=${encodeURIComponent(tag)}">${tag}</a></li>`)}</ul>`;
 }
 
-function memoryItem(memory: Memory, csrf: string, now: Date): Html {
+/**
+ * The texts an assistant gave later that were judged to state this memory's fact (kept as its restatements), each
+ * with the way to make it a memory of its own: a judgement that was wrong hides a fact, and this brings it back.
+ */
+function restatementList(memory: Memory | ListedMemory, csrf: string): Html {
+  if (!('restatements' in memory) || memory.restatements.length === 0) return html``;
+  return html`<div class="restatements">
+<p class="small muted">Also said as:</p>
+<ul>${memory.restatements.map(
+    (restatement) => html`<li id="restatement-${restatement.id}"><p class="memory-text">${restatement.text}</p>
+<p class="meta"><span>Said ${when(restatement.createdAt)}</span></p>
+<form method="post" action="/restatements/${restatement.id}/separate">${csrfField(csrf)}<button type="submit" class="secondary">Make this a memory of its own</button></form></li>`,
+  )}</ul>
+</div>`;
+}
+
+function memoryItem(memory: Memory | ListedMemory, csrf: string, now: Date): Html {
   const label = html`<span class="visually-hidden"> memory ${memory.id}</span>`;
   return html`<li class="card" id="memory-${memory.id}">
 <p class="memory-text">${memory.text}</p>
 ${tagLinks(memory.tags)}
 <p class="meta"><span>Memory ${memory.id}</span><span>Stored ${when(memory.createdAt)}</span><span>Confirmed ${when(memory.lastConfirmedAt)}</span>${staleness(memory, now)}</p>
+${restatementList(memory, csrf)}
 <div class="actions">
 <a class="button secondary" href="/memories/${memory.id}">Edit${label}</a>
 <form method="post" action="/memories/${memory.id}/confirm">${csrfField(csrf)}<button type="submit" class="secondary">Still true${label}</button></form>
@@ -110,7 +127,7 @@ ${tagLinks(memory.tags)}
 
 export interface MemoriesView {
   readonly csrf: string;
-  readonly memories: readonly Memory[];
+  readonly memories: readonly (Memory | ListedMemory)[];
   readonly tags: readonly TagCount[];
   readonly query: string;
   readonly tag: string;
@@ -277,6 +294,8 @@ export interface DataView {
   readonly importMaxBytes: number;
   readonly notice?: string | undefined;
   readonly error?: string | undefined;
+  /** What the person keeps and the most they may (0: no limit), shown when known. */
+  readonly usage?: { readonly used: { readonly memories: number; readonly textBytes: number }; readonly quota: { readonly memories: number; readonly textBytes: number } } | undefined;
 }
 
 export function dataPage(view: DataView): string {
@@ -284,6 +303,7 @@ export function dataPage(view: DataView): string {
     'Your data',
     { csrf: view.csrf, section: 'data', notice: view.notice, error: view.error },
     html`<h1>Your data</h1>
+${view.usage === undefined ? '' : usageLine(view.usage)}
 <section class="card" aria-labelledby="export">
 <h2 id="export">Export</h2>
 <p>Everything stored about you, as one file: every memory with all its fields, and everything corrected or forgotten (JSON Lines, described in the service's README).</p>
@@ -374,6 +394,12 @@ export function welcomePage(notice: string | undefined): string {
 /** A page with a heading, a sentence and a way on. */
 export function messagePage(title: string, message: string, link: { readonly href: string; readonly label: string }, csrf?: string): string {
   return layout(title, { csrf }, html`<div class="card narrow"><h1>${title}</h1><p>${message}</p><p><a href="${link.href}">${link.label}</a></p></div>`);
+}
+
+/** "You keep 120 memories (34 KiB of text) of at most 50,000 (50 MiB)." */
+function usageLine({ used, quota }: NonNullable<DataView['usage']>): Html {
+  const limits = [quota.memories > 0 ? `${quota.memories.toLocaleString('en')} memories` : '', quota.textBytes > 0 ? `${formatBytes(quota.textBytes)} of text` : ''].filter((part) => part !== '');
+  return html`<p class="usage">You keep ${used.memories.toLocaleString('en')} ${used.memories === 1 ? 'memory' : 'memories'} (${formatBytes(used.textBytes)} of text)${limits.length === 0 ? '' : `; the most you may keep is ${limits.join(' and ')}`}.</p>`;
 }
 
 function formatBytes(bytes: number): string {

@@ -13,8 +13,9 @@ import { runNode } from './lib/run.js';
  * HTTP, each at every revision it tests that this server speaks. Not run, because they need what a memory
  * server does not have: the suite's fixture tools (`tools-call-*`, `json-schema-2020-12`,
  * `input-required-result-*`, `elicitation-*`), server-to-client requests or SSE streams (`tools-call-sampling`,
- * `tools-call-elicitation`, `server-sse-*`), logging, completions, resources or prompts (`logging-set-level`,
- * `completion-complete`, `resources-*`, `prompts-*`, `sep-2164-resource-not-found`), a tool argument mirrored
+ * `tools-call-elicitation`, `server-sse-*`), logging, completions, resources or the suite's fixture prompts
+ * (`logging-set-level`, `completion-complete`, `resources-*`, `prompts-*`: the one prompt here is `brief`,
+ * tested in test/e2e/brief.test.ts; `sep-2164-resource-not-found`), a tool argument mirrored
  * into an `Mcp-Param-*` header (`http-custom-header-server-validation`: no memory argument belongs in a header
  * that proxies log), or an extension (`tasks-*`, `sep-2640-*`).
  */
@@ -26,7 +27,7 @@ interface Run {
 }
 
 const FIXTURE_TOOL = 'needs a fixture tool of the suite (test_missing_capability, test_streaming_elicitation, test_logging_tool)';
-const NO_RESOURCES_OR_PROMPTS = 'prompts and resources are not offered (-32601), so they have no cache hints';
+const NO_RESOURCES = 'resources are not offered (-32601), so they have no cache hints';
 
 const RUNS: readonly Run[] = [
   { scenario: 'server-initialize', version: '2025-06-18' },
@@ -53,9 +54,8 @@ const RUNS: readonly Run[] = [
     scenario: 'caching',
     version: '2026-07-28',
     notApplicable: {
-      'sep-2549-prompts-list-caching-hints': NO_RESOURCES_OR_PROMPTS,
-      'sep-2549-resources-list-caching-hints': NO_RESOURCES_OR_PROMPTS,
-      'sep-2549-resources-templates-list-caching-hints': NO_RESOURCES_OR_PROMPTS,
+      'sep-2549-resources-list-caching-hints': NO_RESOURCES,
+      'sep-2549-resources-templates-list-caching-hints': NO_RESOURCES,
     },
   },
   { scenario: 'http-header-validation', version: '2026-07-28' },

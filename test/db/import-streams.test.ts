@@ -24,7 +24,7 @@ describe.each(engines)('import in streams on %s', (engine) => {
 
   async function* items(): AsyncGenerator<ImportItem> {
     for (const [index, text] of TEXTS.entries()) {
-      yield { kind: 'memory', source: { line: index + 1 }, memory: newMemory(text), timestamps: undefined, formerId: undefined };
+      yield { kind: 'memory', source: { line: index + 1 }, memory: newMemory(text), timestamps: undefined, formerId: undefined, restatements: [] };
     }
   }
   const stored = (subject: string) =>

@@ -132,7 +132,7 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
     const counted = () => db.withAllSubjects('counting', async (trx) => (await sql<{ subject: string }>`select subject from subject_stats where memories > 0 order by subject`.execute(trx)).rows.map((row) => row.subject));
     expect((await terms()).length).toBeGreaterThan(0);
     expect(await counted()).toContain('carol');
-    await asOwner(`truncate "${db.schema}".memories`);
+    await asOwner(`truncate "${db.schema}".memories, "${db.schema}".memory_restatements`);
     expect(await terms()).toEqual([]);
     expect(await counted()).toEqual([]);
     expect(await db.withAllSubjects('reading', async (trx) => (await sql`select * from memory_terms_pending`.execute(trx)).rows)).toEqual([]);

@@ -114,11 +114,11 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
     const { embedder, embedded } = recordingEmbedder();
     const when = new Date('2026-01-02T03:04:05Z');
     async function* items(): AsyncGenerator<ImportItem> {
-      yield { kind: 'memory', source: { line: 1 }, memory: newMemory('Imported first. Imported second.'), timestamps: undefined, formerId: undefined };
-      yield { kind: 'memory', source: { line: 2 }, memory: newMemory('Imported alone.'), timestamps: undefined, formerId: undefined };
+      yield { kind: 'memory', source: { line: 1 }, memory: newMemory('Imported first. Imported second.'), timestamps: undefined, formerId: undefined, restatements: [] };
+      yield { kind: 'memory', source: { line: 2 }, memory: newMemory('Imported alone.'), timestamps: undefined, formerId: undefined, restatements: [] };
       yield {
         kind: 'tombstone', source: { line: 3 }, text: 'Forgotten first. Forgotten second.', tags: [], reason: 'forgotten', note: undefined,
-        memoryCreatedAt: when, tombstonedAt: when, formerId: undefined, formerReplacedBy: undefined,
+        memoryCreatedAt: when, tombstonedAt: when, formerId: undefined, formerReplacedBy: undefined, restatements: [],
       };
     }
     const summary = await importItems(db, embedder, importer, items(), { batchSize: 16 });

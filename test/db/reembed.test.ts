@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteMemory, insertMemory } from '../../src/db/memories/memories.js';
 import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
+import { insertRestatement } from '../../src/db/memories/restatements.js';
 import { insertTombstone } from '../../src/db/memories/tombstones.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
@@ -37,7 +38,7 @@ describe.each(engines)('reembed on %s', (engine) => {
     await storeStale();
     const { embedder, seen } = gatedEmbedder(NEW_MODEL, 2);
     const counts = await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {});
-    expect(counts).toEqual({ memories: TEXTS.length, tombstones: 0 });
+    expect(counts).toEqual({ memories: TEXTS.length, tombstones: 0, restatements: 0 });
     expect(seen.mostAtOnce).toBe(2);
     expect([...seen.keys].sort()).toEqual(['reembed:0', 'reembed:1']);
     expect([...seen.texts].sort()).toEqual([...TEXTS].sort());
@@ -55,7 +56,7 @@ describe.each(engines)('reembed on %s', (engine) => {
     expect(left).toBeGreaterThanOrEqual(2);
     expect(left).toBeLessThan(TEXTS.length);
     const { embedder, seen } = gatedEmbedder(NEW_MODEL, 1);
-    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {})).toEqual({ memories: left, tombstones: 0 });
+    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 2 }, () => {})).toEqual({ memories: left, tombstones: 0, restatements: 0 });
     expect(seen.texts).toContain('Third fact.');
     expect(await stale()).toBe(0);
   });
@@ -77,9 +78,25 @@ describe.each(engines)('reembed on %s', (engine) => {
     const staleTombstones = () => db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'tombstones', NEW_MODEL));
     expect(await staleTombstones()).toBe(1);
     const { embedder, seen } = gatedEmbedder(NEW_MODEL, 1);
-    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 1 }, () => {})).toEqual({ memories: 0, tombstones: 1 });
+    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 1 }, () => {})).toEqual({ memories: 0, tombstones: 1, restatements: 0 });
     // By its passages, as a text remembered again is embedded.
     expect(seen.texts).toEqual(['Split before 0014.', 'Its paragraph vector.']);
     expect(await staleTombstones()).toBe(0);
+  });
+  it('embeds a restatement of another model anew, with the vector of its whole text', async () => {
+    await db.withSubject(subject, 'restating', async (trx) => {
+      await sql`delete from memories`.execute(trx);
+      const memory = await insertMemory(trx, subject, newMemory('The user keeps bees.'), { whole: storedVector([1, 0, 0], NEW_MODEL), passages: [] });
+      const restatement = { text: 'User keeps bees. On the roof.', tags: [], sourceProvider: undefined, captureMode: undefined, sessionId: undefined };
+      expect(await insertRestatement(trx, subject, memory, restatement, storedVector([0, 1, 0], OLD_MODEL))).toBe(true);
+    });
+    const staleRestatements = () => db.withAllSubjects('counting', (trx) => countStaleEmbeddings(trx, 'memory_restatements', NEW_MODEL));
+    expect(await staleRestatements()).toBe(1);
+    const { embedder, seen } = gatedEmbedder(NEW_MODEL, 1);
+    expect(await reembedAll(db, embedder, { batchSize: 2, streams: 1 }, () => {})).toEqual({ memories: 0, tombstones: 0, restatements: 1 });
+    expect(seen.texts).toEqual(['User keeps bees.', 'On the roof.']);
+    expect(await staleRestatements()).toBe(0);
+    const rows = await db.withSubject(subject, 'reading', (trx) => sql<{ embedding_model: string; embedding_dimensions: number }>`select embedding_model, embedding_dimensions from memory_restatements`.execute(trx));
+    expect(rows.rows).toEqual([{ embedding_model: NEW_MODEL, embedding_dimensions: DIMS }]);
   });
 });

@@ -151,4 +151,53 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
       ]);
     });
   });
+  it('keeps every memory and tombstone as they were, and adds memory_restatements under the subjects\' row-level security', async () => {
+    await inSchemaMigratedTo('0016_conversation_count', async (db, schema, pglite) => {
+      const dump = (trx: Transaction<Database>) =>
+        sql`select (select json_agg(m order by id)::text from (select id, subject, text, tags, embedding::text, last_confirmed_at, created_at from memories) as m) as memories,
+                   (select json_agg(t order by id)::text from (select id, memory_id, subject, text, reason, tombstoned_at from tombstones) as t) as tombstones`.execute(trx);
+      const before = await asAllSubjects(db, async (trx) => {
+        await sql`
+          insert into memories (subject, text, embedding, embedding_model, embedding_dimensions)
+          values ('alice', 'Alice keeps her passport in the blue drawer', '[1,0,0]', 'm', 3),
+                 ('bob', 'Bob keeps his bicycle in the garage', '[0,1,0]', 'm', 3)`.execute(trx);
+        await sql`
+          insert into tombstones (memory_id, subject, text, embedding, embedding_model, embedding_dimensions, reason, memory_created_at)
+          values (999, 'alice', 'Alice kept her passport in the red drawer', '[1,0,0]', 'm', 3, 'forgotten', now())`.execute(trx);
+        return (await dump(trx)).rows;
+      });
+      expect((await migrateToLatest(db, schema)).error).toBeUndefined();
+      expect(await asAllSubjects(db, async (trx) => (await dump(trx)).rows)).toEqual(before);
+      const tombstoneRestatements = await asAllSubjects(db, async (trx) => (await sql<{ restatements: unknown }>`select restatements from tombstones`.execute(trx)).rows);
+      expect(tombstoneRestatements).toEqual([{ restatements: [] }]);
+
+      const aliceMemory = await asAllSubjects(db, async (trx) => Number((await sql<{ id: string }>`select id from memories where subject = 'alice'`.execute(trx)).rows[0]!.id));
+      // PGlite's one user is a superuser, whom row-level security never binds: the checks run as a plain role there.
+      if (pglite !== undefined) {
+        await sql`do $$ begin create role restatement_reader nologin; exception when duplicate_object then null; end $$`.execute(db);
+        await sql.raw(`grant usage on schema "${schema}" to restatement_reader`).execute(db);
+        await sql`grant select, insert on memory_restatements to restatement_reader`.execute(db);
+      }
+      const asSubject = <T>(subject: string, body: (trx: Transaction<Database>) => Promise<T>) =>
+        db.transaction().execute(async (trx) => {
+          await sql`select set_config('memory_service.subject', ${subject}, true)`.execute(trx);
+          if (pglite !== undefined) await sql`set local role restatement_reader`.execute(trx);
+          return body(trx);
+        });
+      await asSubject('alice', (trx) =>
+        sql`insert into memory_restatements (memory_id, subject, text, embedding, embedding_model, embedding_dimensions)
+            values (${aliceMemory}, 'alice', 'Alice''s passport is in the blue drawer', '[1,0,0]', 'm', 3)`.execute(trx),
+      );
+      const visible = (subject: string) => asSubject(subject, async (trx) => (await sql<{ text: string }>`select text from memory_restatements`.execute(trx)).rows.map((row) => row.text));
+      expect(await visible('alice')).toEqual(["Alice's passport is in the blue drawer"]);
+      expect(await visible('bob')).toEqual([]);
+      // Nor may one subject write a row of another's.
+      await expect(
+        asSubject('bob', (trx) =>
+          sql`insert into memory_restatements (memory_id, subject, text, embedding, embedding_model, embedding_dimensions)
+              values (${aliceMemory}, 'alice', 'planted', '[1,0,0]', 'm', 3)`.execute(trx),
+        ),
+      ).rejects.toThrow(/row-level security/);
+    });
+  });
 });

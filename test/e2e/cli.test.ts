@@ -42,7 +42,10 @@ describe('memory-service token issue', () => {
   });
 
   it.each([
-    [['token', 'issue'], /--sub SUBJECT is required/],
+    [['token', 'issue'], /--user NAME or --sub SUBJECT is required/],
+    [['token', 'issue', '--user', 'nobody'], /no user named "nobody" \(memory-service user list shows them\)/],
+    [['token', 'issue', '--user', 'a', '--sub', 'a'], /give --user NAME or --sub SUBJECT, not both/],
+    [['export', '--user', 'nobody'], /export: no user named "nobody"/],
     [['token', 'issue', '--sub', 'a', '--scope', 'admin'], /--scope must name memory:read and\/or memory:write/],
     [['token', 'issue', '--sub', 'a', '--ttl', 'forever'], /--ttl must be a duration/],
     [['frobnicate'], /Unknown command: frobnicate/],

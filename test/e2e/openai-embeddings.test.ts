@@ -78,7 +78,7 @@ describe.each(engines)('remember with OpenAI-compatible embeddings on %s', (engi
       expect(progress.at(-1)).toBe(`memories ${stored.length}/${stored.length}`);
       expect(stored.every((row) => row.embedding_model === 'openai:local-compatible-model' && row.embedding_dimensions === 256)).toBe(true);
       // A second run has nothing left to do.
-      expect(await reembedAll(server.service.db, provider, { batchSize: 2, streams: 2 }, () => undefined)).toEqual({ memories: 0, tombstones: 0 });
+      expect(await reembedAll(server.service.db, provider, { batchSize: 2, streams: 2 }, () => undefined)).toEqual({ memories: 0, tombstones: 0, restatements: 0 });
     } finally {
       await target.close();
     }

@@ -80,7 +80,7 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
     expect(again.stdout.split('\n')[0]).toBe('Imported 0 memories and 0 tombstones; skipped 4 already stored; refused 3.');
 
     const [header, ...memories] = await exported('alice');
-    expect(header).toEqual({ format: 'memory-service-export', version: 1, exported_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(header).toEqual({ format: 'memory-service-export', version: 2, exported_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     expect(memories.map((memory) => [memory.text, [...(memory.tags as string[])].sort()])).toEqual([
       ['Alice lives in Lyon', ['alice', 'person']],
       ['Alice plays the cello', ['alice', 'person']],
@@ -109,6 +109,7 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
           'importance',
           'last_confirmed_at',
           'memory_id',
+          'restatements',
           'source_provider',
           'session_id',
           'tags',

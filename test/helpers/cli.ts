@@ -6,12 +6,14 @@ const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface CliResult {
   readonly code: number | null;
+  /** The signal that ended it: SIGKILL when it outlived `killAfterMs`. */
+  readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
 }
 
-/** Runs the memory-service CLI from source (tsx), with a controlled environment. */
-export function runCli(args: readonly string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+/** Runs the memory-service CLI from source (tsx), with a controlled environment; killed if still running after `killAfterMs`. */
+export function runCli(args: readonly string[], env: Record<string, string>, stdin?: string, killAfterMs?: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
       cwd: env.CWD ?? ROOT,
@@ -22,8 +24,12 @@ export function runCli(args: readonly string[], env: Record<string, string>, std
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
     child.stdin.end(stdin ?? '');
   });
 }

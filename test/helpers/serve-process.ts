@@ -6,6 +6,8 @@ const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface ServeProcess {
   readonly port: number;
+  /** Its process id (for /proc/<pid>/status). */
+  readonly pid: number;
   /** Where it listens: http://127.0.0.1:<port>. */
   readonly address: string;
   /** Its log so far: one pino JSON object per line of stdout. */
@@ -56,6 +58,7 @@ export async function startServeProcess(port: number, env: Record<string, string
   }
   return {
     port,
+    pid: child.pid!,
     address,
     logs: () =>
       stdout

@@ -140,6 +140,11 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
     await call(c, 'forget: without a reason', 'forget', { memory_id: id(dog) });
     await call(c, 'list_memories: no more memories after the cursor', 'list_memories', { limit: 1, cursor: page.next_cursor });
 
+    // brief: grouped by tag with recall counts, cut by max_chars, nothing stored.
+    await call(a, 'brief: default arguments', 'brief', {});
+    await call(b, 'brief: cut by max_chars (the long memory shortened)', 'brief', { max_chars: 200 });
+    await call('golden-empty', 'brief: nothing stored', 'brief', {});
+
     // INVALID_INPUT from every tool: schema errors and the tools' own checks.
     await call(a, 'remember: unknown argument', 'remember', { text: 'The user likes tea', colour: 'green' });
     await call(a, 'remember: blank text and a bad importance', 'remember', { text: '   ', importance: 2 });
@@ -155,6 +160,7 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
     await call(a, 'correct: missing text', 'correct', { memory_id: 1 });
     await call(a, 'correct: expires_at in the past', 'correct', { memory_id: 1, text: 'The user likes tea', expires_at: LONG_AGO });
     await call(a, 'confirm: missing memory_id', 'confirm', {});
+    await call(a, 'brief: max_chars out of range', 'brief', { max_chars: 100_000 });
 
     // SECRET_REJECTED: text and reason.
     await call(a, 'remember: a secret', 'remember', { text: 'My OpenAI key is sk-proj-Q3rT9vXb2LmN8pKd4WfYh6ZcJ1sAeUoR5tGi7HnBqV0xMz' });
@@ -181,6 +187,7 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
       await call(a, 'forget: the database fails', 'forget', { memory_id: id(portuguese) });
       await call(a, 'correct: the database fails', 'correct', { memory_id: id(portuguese), text: 'The user speaks Portuguese and Spanish' });
       await call(a, 'confirm: the database fails', 'confirm', { memory_id: id(portuguese) });
+      await call(a, 'brief: the database fails', 'brief', {});
     } finally {
       await server.admin('alter table memories_away rename to memories');
     }

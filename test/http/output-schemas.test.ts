@@ -47,7 +47,7 @@ describe.each(engines)('tool output schemas on %s', (engine) => {
   });
 
   it('publishes an object outputSchema for every tool: a success shape and the error codes it can return', () => {
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['confirm', 'correct', 'forget', 'list_memories', 'recall', 'remember']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['brief', 'confirm', 'correct', 'forget', 'list_memories', 'recall', 'remember']);
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
       const branches = tool.outputSchema?.oneOf ?? [];
@@ -112,6 +112,7 @@ describe.each(engines)('tool output schemas on %s', (engine) => {
       await call('recall', { query: 'fountain pens', limit: 1 });
       await call('list_memories', { limit: 1 });
       await call('confirm', { memory_id: first.memory_id });
+      await call('brief', {});
       const corrected = await call('correct', { memory_id: first.memory_id, text: 'The user collects fountain pens and inks', reason: 'more precise' });
       await call('forget', { memory_id: corrected.memory_id });
       // A tool error is a result too, and its structuredContent is validated like a success.

@@ -62,7 +62,7 @@ describe.each(engines)('MCP 2026-07-28 beside the 2025 revisions on %s', (engine
     expect(body.result).toEqual({
       resultType: 'complete',
       supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
       instructions: expect.stringMatching(/`recall`/),
       ttlMs: 3_600_000,
       cacheScope: 'public',
@@ -77,7 +77,7 @@ describe.each(engines)('MCP 2026-07-28 beside the 2025 revisions on %s', (engine
     expect(rest).toEqual({ resultType: 'complete', ttlMs: 3_600_000, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO } });
     const before = await legacy('tools/list');
     expect(before.body.result).toEqual({ tools });
-    expect((tools as { name: string }[]).map((tool) => tool.name)).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm']);
+    expect((tools as { name: string }[]).map((tool) => tool.name)).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm', 'brief']);
   });
 
   it('answers tools/call as the 2025 revisions do, plus resultType and the server in _meta', async () => {
@@ -193,7 +193,7 @@ describe.each(engines)('MCP 2026-07-28 beside the 2025 revisions on %s', (engine
     // initialize is the 2025 handshake: asked for 2026-07-28 there, it offers the newest 2025 revision.
     expect(init.body.result).toEqual({
       protocolVersion: '2025-11-25',
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
       serverInfo: SERVER_INFO,
       instructions: expect.any(String),
     });

@@ -157,7 +157,7 @@ describe.skipIf(skip !== undefined).each(engines)('built-in authorization server
     });
 
     it('refuses other callbacks with invalid_redirect_uri', async () => {
-      for (const uri of ['http://evil.example/cb', 'myapp://callback', 'https://good.example/cb#fragment']) {
+      for (const uri of ['http://evil.example/cb', 'javascript://x/%0aalert(1)', 'https://good.example/cb#fragment']) {
         const { status, body } = await registerClient(server.url, { redirect_uris: [uri] });
         expect(status, uri).toBe(400);
         expect(body.error).toBe('invalid_redirect_uri');

@@ -195,7 +195,7 @@ describe.skipIf(skip !== undefined).each(engines)('client metadata documents on 
     ['a document that takes too long', () => documentUrl('/slow/client.json'), 'the client metadata document did not arrive within 2.5 s'],
     ['a document whose client_id is another URL', () => documentUrl('/mismatch/client.json'), "the client metadata document's client_id is not the URL it was fetched from"],
     ['a redirect', () => documentUrl('/redirect/client.json'), 'answered HTTP 302 (redirects are not followed)'],
-    ['a document with a non-loopback http redirect URI', () => documentUrl('/evil-redirect/client.json'), 'redirect_uris must use https, or http on a loopback address'],
+    ['a document with a non-loopback http redirect URI', () => documentUrl('/evil-redirect/client.json'), 'redirect_uris must use https, http on a loopback address'],
     ['a document naming a shared-secret method', () => documentUrl('/secret/client.json'), 'must not use shared-secret token endpoint authentication methods'],
   ])('refuses %s with a page saying why', async (_case, clientId, reason) => {
     const answer = await authorize(clientId());

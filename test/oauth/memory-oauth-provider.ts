@@ -18,7 +18,9 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   #tokens: OAuthTokens | undefined;
   #verifier: string | undefined;
 
-  constructor(redirectUrl: string, name = 'memory-service test client', clientMetadataUrl?: string) {
+  #discovery: unknown;
+
+  constructor(redirectUrl: string, name = 'memory-service test client', clientMetadataUrl?: string, scope?: string) {
     this.redirectUrl = redirectUrl;
     if (clientMetadataUrl !== undefined) this.clientMetadataUrl = clientMetadataUrl;
     this.clientMetadata = {
@@ -27,6 +29,7 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
+      ...(scope === undefined ? {} : { scope }),
     };
   }
 
@@ -64,10 +67,20 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
     return this.#verifier;
   }
 
+  /** SDK 2.x binds the code exchange to the authorization server it discovered before the redirect. */
+  saveDiscoveryState(state: unknown): void {
+    this.#discovery = state;
+  }
+
+  discoveryState(): never {
+    return this.#discovery as never;
+  }
+
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
     this.invalidations.push(scope);
     if (scope === 'all' || scope === 'client') this.#client = undefined;
     if (scope === 'all' || scope === 'tokens') this.#tokens = undefined;
     if (scope === 'all' || scope === 'verifier') this.#verifier = undefined;
+    if (scope === 'all' || scope === 'discovery') this.#discovery = undefined;
   }
 }

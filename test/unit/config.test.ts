@@ -32,7 +32,7 @@ describe('loadConfig', () => {
       statementTimeoutMs: 15000,
     });
     expect(config.embedding.provider).toBe('local');
-    expect(config.memory).toEqual({ maxTextChars: 16000, nearDuplicateThreshold: 0.85 });
+    expect(config.memory).toEqual({ maxTextChars: 16000, nearDuplicateThreshold: 0.85, quota: { memories: 50_000, textBytes: 50 * 1024 * 1024 } });
     expect(config.oauth).toEqual({
       authorizationServer: 'http://127.0.0.1:8787',
       builtIn: true,

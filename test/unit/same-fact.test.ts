@@ -274,6 +274,37 @@ describe('sameFact', () => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
 
+  // A reworded verb or noun is read as the same fact only on the candidate's embedding similarity, and only when
+  // the words around it are reworded too: a word replaced where it stood is another value in the same slot.
+  it.each([
+    ['The user is a big fan of jazz.', 'The user loves jazz.'],
+    ["The user's phone is an iPhone 13.", 'The user uses an iPhone 13.'],
+    ["The user's laptop runs Ubuntu 24.04.", "Ubuntu 24.04 is the operating system on the user's laptop."],
+    ['The user has been learning Italian for three years.', 'The user has studied Italian for three years.'],
+    // The possessive is a word of its own: "lives in" was reworded to "'s home is", not replaced in place.
+    ['The user lives in a flat in Glasgow.', "The user's home is a flat in Glasgow."],
+  ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
+    const compare = comparerOf(incoming);
+    expect(compare(stored, 0.9).same).toBe(true);
+    // The words alone, or vectors that are not close, do not say so.
+    expect(compare(stored).same).toBe(false);
+    expect(compare(stored, 0.65).same).toBe(false);
+  });
+
+  it.each([
+    ['The user is allergic to penicillin.', 'The user is allergic to amoxicillin.'],
+    ['The user tested negative for Lyme disease.', 'The user tested positive for Lyme disease.'],
+    ["The user's favourite crisps are salt and vinegar.", "The user's favourite crisps are cheese and onion."],
+    ["The user's favourite film is Spirited Away.", "The user's least favourite film is Spirited Away."],
+    ['The user lives in a flat in Glasgow.', 'The user works in an office in Glasgow.'],
+    // Values, names and polarity must still agree, however close the vectors.
+    ['The user is on call one week in four.', 'The user is on call one week in three.'],
+    ['Kofi mentors Ben.', 'Ben mentors Kofi.'],
+    ['The user eats pork.', "The user doesn't eat pork."],
+  ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.98).same).toBe(false);
+  });
+
   it('rates the shared wording of two texts, for ordering near-duplicates', () => {
     expect(compareFacts('The user is allergic to penicillin.', 'The user has a penicillin allergy.').overlap).toBe(1);
     const partly = compareFacts("The user's favourite football team is Leeds United.", 'The user went to see Leeds United play.').overlap;

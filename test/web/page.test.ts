@@ -273,12 +273,12 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     expect(download.suggestedFilename()).toMatch(/^memory-service-export-\d{4}-\d{2}-\d{2}\.jsonl$/);
     exported = readFileSync((await download.path())!, 'utf8');
     const lines = exported.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines[0]).toEqual({ format: 'memory-service-export', version: 1, exported_at: expect.any(String) });
+    expect(lines[0]).toEqual({ format: 'memory-service-export', version: 2, exported_at: expect.any(String) });
     const memories = lines.filter((line) => line.type === 'memory');
     const tombstones = lines.filter((line) => line.type === 'tombstone');
     expect(memories).toHaveLength(23);
     expect(Object.keys(memories[0]!).sort()).toEqual(
-      ['type', 'memory_id', 'text', 'tags', 'importance', 'capture_mode', 'source_provider', 'session_id', 'created_at', 'updated_at', 'last_confirmed_at', 'expires_at', 'embedding_model'].sort(),
+      ['type', 'memory_id', 'text', 'tags', 'importance', 'capture_mode', 'source_provider', 'session_id', 'created_at', 'updated_at', 'last_confirmed_at', 'expires_at', 'embedding_model', 'restatements'].sort(),
     );
     expect(memories.find((line) => line.text === 'Alice is allergic to penicillin')).toMatchObject({
       tags: ['health'],
@@ -561,13 +561,51 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     await context.close();
   });
 
+  it('shows the texts kept as restating a memory under it, and makes one a memory of its own, with its CSRF token', async () => {
+    const { page } = alice;
+    const penicillin = aliceIds[22]!;
+    for (const text of ['Alice is allergic to penicillin.', 'alice is allergic to Penicillin!']) {
+      const { structured } = await server.call(alice.token, 'remember', { text, tags: ['allergy'], dedup_policy: 'skip_if_near' });
+      expect(structured).toMatchObject({ memory_id: penicillin, message: 'Already remembered', matched_text: 'Alice is allergic to penicillin' });
+    }
+    const listed = await server.call(alice.token, 'list_memories', { tags: ['health'] });
+    const [memory] = listed.structured.memories as { memory_id: number; restatements: { restatement_id: number; text: string }[] }[];
+    expect(memory!.restatements.map((restatement) => restatement.text)).toEqual(['Alice is allergic to penicillin.', 'alice is allergic to Penicillin!']);
+    const [first, second] = memory!.restatements;
+
+    await page.goto(`${server.url}/?tag=health`);
+    expect(await page.locator(`#memory-${penicillin} .restatements .memory-text`).allTextContents()).toEqual(['Alice is allergic to penicillin.', 'alice is allergic to Penicillin!']);
+    await shot(page, 'restatements');
+    // A forged form changes nothing.
+    const forged = await page.request.post(`${server.url}/restatements/${first!.restatement_id}/separate`, { form: { csrf: await csrfOf(bob.page) } });
+    expect(forged.status()).toBe(403);
+    // Nor may Bob separate Alice's restatement with his own token.
+    await bob.page.goto(`${server.url}/`);
+    const bobs = await bob.page.request.post(`${server.url}/restatements/${first!.restatement_id}/separate`, { form: { csrf: await csrfOf(bob.page) } });
+    expect(bobs.status()).toBe(404);
+
+    await page.click(`#restatement-${first!.restatement_id} button:has-text("Make this a memory of its own")`);
+    await page.waitForURL(/done=separated/);
+    const separated = Number(/id=(\d+)/.exec(page.url())![1]);
+    expect(await page.locator('.notice').textContent()).toBe(`That text is now memory ${separated}, a memory of its own.`);
+    expect(await page.locator(`#memory-${separated} > .memory-text`).textContent()).toBe('Alice is allergic to penicillin.');
+    const after = await server.call(alice.token, 'list_memories', { tags: ['allergy'] });
+    expect(after.structured.memories).toEqual([expect.objectContaining({ memory_id: separated, text: 'Alice is allergic to penicillin.', tags: ['allergy'], restatements: [] })]);
+    const health = await server.call(alice.token, 'list_memories', { tags: ['health'] });
+    expect((health.structured.memories as { restatements: { restatement_id: number }[] }[])[0]!.restatements.map((restatement) => restatement.restatement_id)).toEqual([second!.restatement_id]);
+  });
+
   it('deletes all data after a typed confirmation: nothing of the person is left in any table, others are intact', async () => {
     const { page } = alice;
+    // A recall, so that her recall counts are there to be deleted too.
+    await server.call(alice.token, 'recall', { query: 'anything at all', limit: 1 });
     const bobBefore = await rowsOf(server, engine, bob.id);
     const aliceBefore = await rowsOf(server, engine, alice.id);
     expect(aliceBefore.memories).toBeGreaterThan(0);
+    expect(aliceBefore.memory_recalls).toBeGreaterThan(0);
     expect(aliceBefore.tombstones).toBeGreaterThan(0);
     expect(aliceBefore.memory_terms).toBeGreaterThan(0);
+    expect(aliceBefore.memory_restatements).toBe(1);
     expect(aliceBefore.subject_stats).toBe(1);
     expect(aliceBefore.web_sessions).toBeGreaterThan(0);
 
@@ -585,7 +623,7 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     expect(await page.locator('.notice').textContent()).toBe('All your data was deleted, and you were signed out.');
     await shot(page, 'deleted');
     const after = await rowsOf(server, engine, alice.id);
-    expect(Object.keys(after).sort()).toEqual(['memories', 'memory_terms', 'memory_terms_pending', 'subject_stats', 'tombstones', 'web_sessions']);
+    expect(Object.keys(after).sort()).toEqual(['memories', 'memory_recalls', 'memory_restatements', 'memory_terms', 'memory_terms_pending', 'subject_stats', 'tombstones', 'web_sessions']);
     expect(Object.values(after).every((count) => count === 0)).toBe(true);
     // Bob's data, sessions included, is as it was (his memories were not touched; his session count may only have grown).
     const bobAfter = await rowsOf(server, engine, bob.id);

@@ -1,5 +1,6 @@
 import { lookup as systemLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 /**
@@ -34,39 +35,24 @@ const FAILURE_TTL_MS = 60_000;
 /** Failures remembered at most; the oldest are forgotten first. */
 const MAX_FAILURES = 1_000;
 
-/** Addresses a metadata document may not be fetched from (IPv4-mapped IPv6 addresses match their IPv4 rule). */
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata services)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // protocol assignments
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64 (an IPv4 address in disguise)
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
-}
+/**
+ * IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls it unicast, yet it carries an IPv4
+ * address (::127.0.0.1 is loopback to some stacks).
+ */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
 
+/**
+ * Whether a metadata document may be fetched from this address: only addresses ipaddr.js classifies as plain
+ * unicast. Everything else is refused: private, loopback, link-local, CGNAT, reserved, benchmarking, multicast,
+ * and every form that carries or translates to an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo), whatever
+ * address it carries.
+ */
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  // Node's parser first: strict dotted quads and IPv6 only (ipaddr.js also reads "127.1" and hex forms).
+  if (isIP(address) === 0) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.range() !== 'unicast') return false;
+  return !(parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).match(IPV4_COMPATIBLE));
 }
 
 export class ClientMetadataFetchError extends Error {}

@@ -123,6 +123,13 @@ export function createProvider(settings: AuthorizationServerSettings, state: Aut
     clientBasedCORS: () => true,
     renderError: (ctx, out, error) => {
       ctx.status = ctx.status >= 400 ? ctx.status : 400;
+      // A client checking its stored registration before opening a browser (mcp-remote asks for JSON) is told
+      // invalid_client in the RFC 6749 shape, and registers again; a browser gets the page.
+      if (ctx.accepts('html', 'json') === 'json') {
+        ctx.set('cache-control', 'no-store');
+        ctx.body = { error: out.error, ...(out.error_description === undefined ? {} : { error_description: out.error_description }) };
+        return;
+      }
       ctx.set(PAGE_HEADERS);
       ctx.body = messagePage('Sign-in failed', `${errorText(out, error)}. Go back to the application and connect again.`);
     },

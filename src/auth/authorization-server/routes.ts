@@ -13,6 +13,7 @@ import { consentPage, loginPage, messagePage, PAGE_HEADERS, type ClientView } fr
 import type { ProviderHost } from './provider.js';
 import { derivedKey, type AuthorizationServerState, type StateFile } from './state-file.js';
 import type { UserStore } from './user-store.js';
+import { withoutRuntimeWarning } from '../../runtime-support.js';
 
 export interface AuthorizationServerOptions {
   readonly issuer: string;
@@ -57,8 +58,8 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
   const issuer = new URL(options.issuer);
   const limits = options.limits ?? DEFAULT_LIMITS;
   const store = new OAuthStore(options.db, limits, options.logger);
-  // Loaded only when mounted: oidc-provider announces itself on import, which other commands need not hear.
-  const { ProviderHost } = await import('./provider.js');
+  // Loaded only when mounted: oidc-provider takes time and memory to load, which other commands need not spend.
+  const { ProviderHost } = await withoutRuntimeWarning(() => import('./provider.js'));
   const host = new ProviderHost(
     {
       issuer: options.issuer,

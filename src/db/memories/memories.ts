@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { passagesParameter, vectorParameter, type MemoryVectors } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
+import { fromRestatementsJson, restatementsJson } from './restatements.js';
 import type { ImportedTimestamps, NewMemory, RemovedMemory, TombstoneMatch } from './records.js';
 import { nearTombstonesQuery, toTombstoneMatch, type TombstoneMatchRow as TombstoneRow } from './tombstones.js';
 
@@ -82,6 +83,8 @@ export async function deleteMemory(trx: DbTransaction, subject: string, memoryId
     .returning(['id', 'text', 'tags', 'importance', 'embedding', 'embedding_model', 'embedding_dimensions', 'created_at'])
     // NULL passages mark a memory whose whole vector awaits reembed (migrations 0013 and 0014).
     .returning(sql<boolean>`passage_embeddings is not null`.as('whole_from_passages'))
+    // Read before the foreign key's cascade deletes them, at the statement's end.
+    .returning(restatementsJson(sql`memories.id`).as('restatements'))
     .executeTakeFirst();
   if (row === undefined) return undefined;
   return {
@@ -94,6 +97,7 @@ export async function deleteMemory(trx: DbTransaction, subject: string, memoryId
     embeddingDimensions: row.embedding_dimensions,
     wholeFromPassages: row.whole_from_passages,
     createdAt: row.created_at,
+    restatements: fromRestatementsJson(row.restatements),
   };
 }
 

@@ -76,6 +76,22 @@ export interface TombstoneMatch {
   readonly tombstonedAt: Date;
 }
 
+/** A text remember kept as stating a stored memory (migration 0017): its fields but its vector. */
+export interface Restatement {
+  readonly text: string;
+  readonly tags: readonly string[];
+  readonly sourceProvider: string | null;
+  readonly captureMode: CaptureMode | null;
+  readonly sessionId: string | null;
+  readonly createdAt: Date;
+}
+
+/** A stored restatement: its row id and its memory's. */
+export interface StoredRestatement extends Restatement {
+  readonly id: number;
+  readonly memoryId: number;
+}
+
 /** What a tombstone keeps of the memory it replaces. */
 export interface RemovedMemory {
   readonly id: number;
@@ -88,6 +104,8 @@ export interface RemovedMemory {
   /** Its whole vector was made from its passages (since 0014); false for a memory that awaits reembed. */
   readonly wholeFromPassages: boolean;
   readonly createdAt: Date;
+  /** Its restatements, oldest first: the tombstone keeps them. */
+  readonly restatements: readonly Restatement[];
 }
 
 /** Where a list page ends: created_at to the microsecond (UTC text; a Date would lose the microseconds) and id. */
@@ -110,6 +128,8 @@ export interface StoredMemory {
   readonly lastConfirmedAt: Date;
   readonly expiresAt: Date | null;
   readonly embeddingModel: string;
+  /** Its restatements, oldest first. */
+  readonly restatements: readonly Restatement[];
 }
 
 /** Every stored field of a tombstone but its vector. */
@@ -126,6 +146,8 @@ export interface TombstoneRecord {
   readonly memoryCreatedAt: Date;
   readonly tombstonedAt: Date;
   readonly embeddingModel: string;
+  /** The memory's restatements when it was tombstoned, oldest first. */
+  readonly restatements: readonly Restatement[];
 }
 
 /** Where a page of tombstones ends: tombstoned_at to the microsecond (UTC text) and the tombstone's row id. */

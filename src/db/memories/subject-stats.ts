@@ -15,6 +15,8 @@ export interface SubjectSize {
   readonly tableRows: number;
   /** How many of the subject's memories have a session_id, expired ones included (subject_stats). */
   readonly inConversations: number;
+  /** How many restatements the subject's memories have (subject_stats, migration 0017). */
+  readonly restatements: number;
 }
 
 export async function subjectSize(trx: DbTransaction, subject: string): Promise<SubjectSize> {
@@ -28,7 +30,7 @@ export async function subjectSize(trx: DbTransaction, subject: string): Promise<
  */
 export function subjectSizeQuery(subject: string): RawBuilder<SubjectSizeRow> {
   return sql<SubjectSizeRow>`
-    select stats.memories, stats.in_conversations,
+    select stats.memories, stats.in_conversations, stats.restatements,
            (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows
       from (select 1) as one
       left join subject_stats as stats on stats.subject = ${subject}`;
@@ -37,6 +39,7 @@ export function subjectSizeQuery(subject: string): RawBuilder<SubjectSizeRow> {
 export interface SubjectSizeRow {
   memories: string | number | null;
   in_conversations: string | number | null;
+  restatements: string | number | null;
   table_rows: number | null;
 }
 
@@ -45,5 +48,18 @@ export function toSubjectSize(row: SubjectSizeRow | undefined): SubjectSize {
     memories: Number(row?.memories ?? 0),
     tableRows: Math.max(0, Number(row?.table_rows ?? 0)),
     inConversations: Number(row?.in_conversations ?? 0),
+    restatements: Number(row?.restatements ?? 0),
   };
+}
+
+export interface SubjectUsage {
+  readonly memories: number;
+  readonly textBytes: number;
+}
+
+/** The subject's memories and their texts' bytes, as kept by triggers (migrations 0005, 0018). */
+export async function subjectUsage(trx: DbTransaction, subject: string): Promise<SubjectUsage> {
+  const { rows } = await sql<{ memories: string | number; text_bytes: string | number }>`
+    select memories, text_bytes from subject_stats where subject = ${subject}`.execute(trx);
+  return { memories: Number(rows[0]?.memories ?? 0), textBytes: Number(rows[0]?.text_bytes ?? 0) };
 }

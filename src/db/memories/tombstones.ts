@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { DbTransaction } from '../schema.js';
+import type { DbTransaction, RestatementJson } from '../schema.js';
+import { fromRestatementsJson, toRestatementsJson } from './restatements.js';
 import { microsecondsUtc } from './list-page.js';
 import type { RemovedMemory, TombstoneMatch, TombstonePosition, TombstoneReason, TombstoneRecord } from './records.js';
 
@@ -27,6 +28,7 @@ export async function insertTombstone(
       embedding_model: removed.embeddingModel,
       embedding_dimensions: removed.embeddingDimensions,
       whole_from_passages: removed.wholeFromPassages,
+      restatements: toRestatementsJson(removed.restatements),
       reason,
       replaced_by: replacedBy ?? null,
       memory_created_at: removed.createdAt,
@@ -86,6 +88,7 @@ interface TombstoneRow {
   memory_created_at: Date;
   tombstoned_at: Date;
   embedding_model: string;
+  restatements: RestatementJson[] | string;
   position: string;
 }
 
@@ -111,7 +114,7 @@ export async function tombstonePage(
         ? sql`(tombstoned_at, id) < (${request.after.tombstonedAt}::timestamptz, ${request.after.id})`
         : sql`(tombstoned_at, id) > (${request.after.tombstonedAt}::timestamptz, ${request.after.id})`;
   const { rows } = await sql<TombstoneRow>`
-    select id, memory_id, text, tags, reason, replaced_by, note, memory_created_at, tombstoned_at, embedding_model,
+    select id, memory_id, text, tags, reason, replaced_by, note, memory_created_at, tombstoned_at, embedding_model, restatements,
            ${microsecondsUtc('tombstoned_at')} as position
       from tombstones
      where subject = ${subject} and ${after}
@@ -127,6 +130,7 @@ export async function tombstonePage(
     memoryCreatedAt: row.memory_created_at,
     tombstonedAt: row.tombstoned_at,
     embeddingModel: row.embedding_model,
+    restatements: fromRestatementsJson(row.restatements),
     position: { tombstonedAt: row.position, id: Number(row.id) },
   }));
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { DbTransaction } from '../schema.js';
+import type { DbTransaction, RestatementJson } from '../schema.js';
+import { fromRestatementsJson, restatementsJson } from './restatements.js';
 import { microsecondsUtc } from './list-page.js';
 import type { MemoryRow } from './read-memories.js';
 import type { ListPosition, StoredMemory, TombstoneReason } from './records.js';
@@ -9,6 +10,7 @@ import type { ListPosition, StoredMemory, TombstoneReason } from './records.js';
 interface StoredMemoryRow extends Omit<MemoryRow, 'text_chars'> {
   updated_at: Date;
   embedding_model: string;
+  restatements: RestatementJson[] | string;
   position: string;
 }
 
@@ -25,7 +27,8 @@ export async function exportMemoryPage(
   const condition = after === undefined ? sql`true` : sql`(created_at, id) > (${after.createdAt}::timestamptz, ${after.id})`;
   const result = await sql<StoredMemoryRow>`
     select id, text, tags, importance, capture_mode, source_provider, session_id, created_at, updated_at,
-           last_confirmed_at, expires_at, embedding_model, ${microsecondsUtc('created_at')} as position
+           last_confirmed_at, expires_at, embedding_model, ${restatementsJson(sql`memories.id`)} as restatements,
+           ${microsecondsUtc('created_at')} as position
       from memories
      where subject = ${subject} and ${condition}
      order by created_at, id
@@ -44,6 +47,7 @@ export async function exportMemoryPage(
       lastConfirmedAt: row.last_confirmed_at,
       expiresAt: row.expires_at,
       embeddingModel: row.embedding_model,
+      restatements: fromRestatementsJson(row.restatements),
     },
     position: { createdAt: row.position, id: Number(row.id) },
   }));

@@ -218,7 +218,7 @@ export async function sizeForVectorRanking(
   // `alongside` (the subject's write lock) is evaluated in this statement too, sparing its own round trip.
   const { rows } = await prepared(sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
     with size as materialized (${subjectSizeQuery(subject)})
-    select memories, in_conversations, table_rows, ${currentPlannerSettings},
+    select memories, in_conversations, restatements, table_rows, ${currentPlannerSettings},
            case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
            ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
       from size`).execute(trx);
