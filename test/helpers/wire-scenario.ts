@@ -26,6 +26,8 @@ export interface WireResult {
 const FAR_FUTURE = '2999-01-01T00:00:00Z';
 const LONG_AGO = '2020-01-02T03:04:05Z';
 const UNKNOWN_ID = 987_654_321;
+/** MaxBytesPerSubject in the scenario: above what every other subject writes. */
+const QUOTA_BYTES = 100_000;
 
 export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
   let failEmbedding = false;
@@ -42,7 +44,8 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
     ready: () => real.ready(),
     close: async () => undefined,
   };
-  const server = await startTestServer({ engine, embedder });
+  // A quota of bytes that only the subject of the QUOTA_EXCEEDED steps reaches.
+  const server = await startTestServer({ engine, embedder, env: { MEMORY_SERVICE_MAX_BYTES_PER_SUBJECT: String(QUOTA_BYTES) } });
   const calls: RecordedCall[] = [];
   let nextId = 1;
   try {
@@ -167,6 +170,20 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
     await call(a, 'correct: a secret text', 'correct', { memory_id: id(portuguese), text: 'The wifi password is Tr0ub4dor&3x' });
     await call(a, 'correct: a secret reason', 'correct', { memory_id: id(portuguese), text: 'The user speaks Portuguese', reason: 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789' });
     await call(a, 'forget: a secret reason', 'forget', { memory_id: id(portuguese), reason: 'password: hunter22!' });
+
+    // QUOTA_EXCEEDED: a subject near its quota of bytes (filled without recording) remembers, and corrects a short
+    // memory into a long one.
+    const full = 'golden-quota';
+    const fullToken = await server.token(full);
+    const sentence = (n: number) => `On day ${n} of the long diary the user walked along the river and noted the birds. `;
+    for (let part = 0; part < 6; part += 1) {
+      const text = Array.from({ length: 190 }, (_, n) => sentence(part * 1000 + n)).join('').slice(0, 16_000);
+      await server.call(fullToken, 'remember', { text, dedup_policy: 'insert' });
+    }
+    const short = await call(full, 'remember: a short fact within the quota', 'remember', { text: 'The user likes tea', dedup_policy: 'insert' });
+    const long = Array.from({ length: 80 }, (_, n) => sentence(9000 + n)).join('');
+    await call(full, 'remember: past the quota of bytes (QUOTA_EXCEEDED)', 'remember', { text: long, dedup_policy: 'insert' });
+    await call(full, 'correct: past the quota of bytes (QUOTA_EXCEEDED)', 'correct', { memory_id: id(short), text: long });
 
     // EMBEDDING_ERROR: every tool that embeds.
     failEmbedding = true;
