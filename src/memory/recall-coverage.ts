@@ -1,12 +1,15 @@
 import { STOP_WORDS } from './english.js';
+import { comparerOf } from './same-fact.js';
 
 /**
  * Coverage in recall: a result that says again what a better one already said ("Ivy is allergic to eggs." /
- * "Ivy can't eat eggs; she's allergic.", a fact told twice) takes a place that a question needing two facts needs
+ * "Ivy has an egg allergy.", a fact told twice) takes a place that a question needing two facts needs
  * for the second. Among the first results, such near-copies move below the others of the window, in their order:
  * still returned, never lost, only after the results that add something.
  *
- * Only texts of one sentence (facts) are compared by their meaning vectors: the vector of several sentences (a
+ * Texts of one sentence (facts) are copies when remember would take one for a restatement of the other (same-fact.ts,
+ * given their similarity): alike in meaning is not enough, since "allergic to penicillin and amoxicillin" is as alike
+ * to "allergic to penicillin since 2019" as a fact told twice, and says something new. The vector of several sentences (a
  * conversation's turn, a note) averages them, and two turns in one voice measure as alike as a fact told twice
  * while each says something the other does not ("The kids loved it! They made this!" / "I took my kids to a
  * pottery workshop. We all made pots."). When either says several, a copy must say no word the better one does not.
@@ -24,7 +27,8 @@ const COPY_SIMILARITY = 0.82;
  * `results` (best first) with each near-copy of a better result moved after the rest. A near-copy is at least
  * COPY_SIMILARITY alike (`similarity(i, j)`, the cosine similarity of results i and j; null when unknown) and
  * names no name or number the better one does not: "Dr Kaur on Gloucester Road" and "Dr Byrne at Easton Dental"
- * are alike, and two facts; when either says several sentences, it must also say no word the better one does not.
+ * are alike, and two facts. Two facts of one sentence must also state the same fact (comparerOf); when either says
+ * several sentences, the copy must say no word the better one does not.
  * `distinct(i, j)`: a pair that must stay apart however alike (two versions of a fact
  * at different times, recall-time.ts).
  */
@@ -39,8 +43,14 @@ export function spreadNearCopies<T extends { readonly text: string }>(
   const kept: number[] = [];
   const copies: number[] = [];
   results.forEach((_, index) => {
-    const within = (better: number) => [...names[index]!].every((name) => names[better]!.has(name)) && ((!several[index] && !several[better]) || [...words[index]!].every((word) => words[better]!.has(word)));
-    const copy = kept.some((better) => (similarity(better, index) ?? 0) >= COPY_SIMILARITY && within(better) && !distinct(better, index));
+    const sameFact = (better: number, alike: number) => comparerOf(results[index]!.text)(results[better]!.text, alike).same;
+    const within = (better: number, alike: number) =>
+      [...names[index]!].every((name) => names[better]!.has(name)) &&
+      (several[index] || several[better] ? [...words[index]!].every((word) => words[better]!.has(word)) : sameFact(better, alike));
+    const copy = kept.some((better) => {
+      const alike = similarity(better, index) ?? 0;
+      return alike >= COPY_SIMILARITY && within(better, alike) && !distinct(better, index);
+    });
     (copy ? copies : kept).push(index);
   });
   return [...kept, ...copies].map((index) => results[index]!);

@@ -128,7 +128,7 @@ describe.each(engines)('recall on %s', (engine) => {
 
   it('moves a fact told again after the facts that add something, so a two-fact question gets both', async () => {
     const other = await server.token(newSubject());
-    const [allergy, again, hobbies] = ['Ivy is allergic to eggs.', "Ivy can't eat eggs; she's allergic.", 'Ivy loves painting and swimming.'];
+    const [allergy, again, hobbies] = ['Ivy is allergic to eggs.', 'Ivy has an egg allergy.', 'Ivy loves painting and swimming.'];
     for (const text of [...FACTS, allergy, 'Ivy goes to Sunflowers nursery on weekdays.', again, hobbies]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
     const all = (await recall({ query: 'What is Ivy allergic to, and what does she like doing?', limit: 10 }, other)).memories.map((memory) => memory.text);
     // Both allergy texts rank above the hobbies by their words; the one ranked second is still returned, only lower.
