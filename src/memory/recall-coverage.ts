@@ -43,7 +43,10 @@ export function spreadNearCopies<T extends { readonly text: string }>(
   const kept: number[] = [];
   const copies: number[] = [];
   results.forEach((_, index) => {
-    const sameFact = (better: number, alike: number) => comparerOf(results[index]!.text)(results[better]!.text, alike).same;
+    // A text with every word of the better one and more ("… penicillin and amoxicillin") adds a detail, whatever
+    // remember would make of it (there a wrong "same" is kept as a restatement; here it would push the detail down).
+    const addsDetail = (better: number) => [...words[better]!].every((word) => words[index]!.has(word)) && words[index]!.size > words[better]!.size;
+    const sameFact = (better: number, alike: number) => !addsDetail(better) && comparerOf(results[index]!.text)(results[better]!.text, alike).same;
     const within = (better: number, alike: number) =>
       [...names[index]!].every((name) => names[better]!.has(name)) &&
       (several[index] || several[better] ? [...words[index]!].every((word) => words[better]!.has(word)) : sameFact(better, alike));

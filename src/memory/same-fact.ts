@@ -77,14 +77,11 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const reworded = uncovered.filter((word) => !byMeaning.has(word)).length;
-  // A rewording replaces stored words; new words beside every stored one ("allergic to penicillin and
-  // amoxicillin", "plays tennis and squash") add a detail, however alike the vectors.
-  const replaces = [...left.content].some((word) => !hasStem(right.content, word));
   const covered = right.content.size - reworded;
   const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
   const union = left.content.size + right.content.size - Math.min(covered, shared);
   return {
-    same: agree && (reworded === 0 || (reworded <= MOST_REWORDED && replaces && similarity !== undefined && similarity >= REWORDED_SIMILARITY && !replacedInPlace(left, right))) && hasEvidence(left) && hasEvidence(right),
+    same: agree && (reworded === 0 || (reworded <= MOST_REWORDED && similarity !== undefined && similarity >= REWORDED_SIMILARITY && !replacedInPlace(left, right))) && hasEvidence(left) && hasEvidence(right),
     overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
   };
 }

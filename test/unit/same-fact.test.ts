@@ -301,9 +301,6 @@ describe('sameFact', () => {
     ['The user is on call one week in four.', 'The user is on call one week in three.'],
     ['Kofi mentors Ben.', 'Ben mentors Kofi.'],
     ['The user eats pork.', "The user doesn't eat pork."],
-    // New words beside every stored one add a detail: not a rewording.
-    ['The user is allergic to penicillin.', 'The user is allergic to penicillin and amoxicillin.'],
-    ['The user plays tennis.', 'The user plays tennis and squash on Sundays.'],
   ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.98).same).toBe(false);
   });
