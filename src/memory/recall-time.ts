@@ -95,6 +95,9 @@ export function orderByTime<T extends TimedResult>(question: string, results: re
   const direction = asked === 'past' ? -1 : 1;
   const marks = results.map((result) => timeMark(result.text));
   const facts = results.map((result) => ({ words: frameWords(result.text), names: namesIn(result.text), year: latestYear(result.text) }));
+  const asks = namesIn(question);
+  /** The question names what tells two versions apart ("fact number 4", "Dr Kaur"): it asks about that one. */
+  const singlesOut = (a: FactShape, b: FactShape): boolean => [...asks].some((name) => a.names.has(name) !== b.names.has(name));
   /** > 0 when result b should come before result a. */
   const preference = (a: number, b: number): number => {
     const similar = similarity(a, b);
@@ -104,7 +107,7 @@ export function orderByTime<T extends TimedResult>(question: string, results: re
       const needed = Math.min(markA, markB) === -1 ? PAST_SIMILARITY : Math.max(markA, markB) === 2 ? CHANGE_SIMILARITY : START_SIMILARITY;
       return similar >= needed ? direction * (markB - markA) : 0;
     }
-    if (similar < VERSION_SIMILARITY || !versions(facts[a]!, facts[b]!)) return 0;
+    if (similar < VERSION_SIMILARITY || !versions(facts[a]!, facts[b]!) || singlesOut(facts[a]!, facts[b]!)) return 0;
     const [yearA, yearB] = [facts[a]!.year, facts[b]!.year];
     if (yearA !== undefined && yearB !== undefined && yearA !== yearB) return direction * (yearB - yearA);
     return direction * (knownAt(results[b]!) - knownAt(results[a]!) || results[b]!.id - results[a]!.id);

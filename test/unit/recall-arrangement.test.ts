@@ -97,6 +97,13 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('How much rent does the user pay?', [rent, saving], similarities([[0, 1, 0.8]])))).toEqual([10, 11]);
   });
 
+  it('leaves two versions in their places when the question names what tells them apart', () => {
+    const kaur = stored(8, "The user's dentist is Dr Kaur on Gloucester Road.", 300);
+    const byrne = stored(9, "The user's dentist is Dr Byrne at Easton Dental.", 10);
+    expect(ids(orderByTime('Where does Dr Kaur work?', [kaur, byrne], similarities([[0, 1, 0.86]])))).toEqual([8, 9]);
+    expect(ids(orderByTime("Who is the user's dentist?", [kaur, byrne], similarities([[0, 1, 0.86]])))).toEqual([9, 8]);
+  });
+
   it('prefers the later year two alike versions name over when they were stored', () => {
     const older = stored(6, "The user's 10k best is 47:30, set in 2025.", 300);
     const newer = stored(7, "The user's 10k best is 52 minutes, set in 2022.", 10);
