@@ -17,7 +17,8 @@ create table memories (
   search_vector tsvector generated always as (to_tsvector('english'::regconfig, text)) stored,
   created_at timestamp with time zone default now() not null,
   updated_at timestamp with time zone default now() not null,
-  passage_embeddings vector[]
+  passage_embeddings vector[],
+  author text
 ) with (toast_tuple_target=8160);
   constraint memories_capture_mode_check CHECK ((capture_mode = ANY (ARRAY['explicit'::text, 'inferred'::text])));
   constraint memories_embedding_dimensions_match CHECK ((vector_dims(embedding) = embedding_dimensions));
@@ -38,7 +39,10 @@ create table memories (
   CREATE TRIGGER memories_terms_sync AFTER INSERT OR UPDATE OF text, subject ON memories FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
   CREATE TRIGGER memories_terms_truncate AFTER TRUNCATE ON memories FOR EACH STATEMENT EXECUTE FUNCTION memories_truncated();
   row level security enabled, forced;
-  policy memories_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy memories_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy memories_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
+  policy memories_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy memories_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
 
 create table memory_recalls (
   memory_id bigint not null,
@@ -51,7 +55,10 @@ create table memory_recalls (
   CREATE UNIQUE INDEX memory_recalls_pkey ON memory_recalls USING btree (memory_id);
   CREATE INDEX memory_recalls_subject_recalls_idx ON memory_recalls USING btree (subject, recalls DESC, memory_id DESC);
   row level security enabled, forced;
-  policy memory_recalls_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy memory_recalls_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy memory_recalls_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[]))));
+  policy memory_recalls_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy memory_recalls_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[]))));
 
 create table memory_restatements (
   id bigint generated always as identity not null,
@@ -78,7 +85,10 @@ create table memory_restatements (
   CREATE INDEX memory_restatements_subject_memory_idx ON memory_restatements USING btree (subject, memory_id, created_at);
   CREATE TRIGGER memory_restatements_count AFTER INSERT OR DELETE ON memory_restatements FOR EACH ROW EXECUTE FUNCTION subject_stats_restatements();
   row level security enabled, forced;
-  policy memory_restatements_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy memory_restatements_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy memory_restatements_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
+  policy memory_restatements_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy memory_restatements_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
 
 create table memory_terms (
   subject text not null,
@@ -90,7 +100,10 @@ create table memory_terms (
   CREATE INDEX memory_terms_memory_idx ON memory_terms USING btree (memory_id);
   CREATE UNIQUE INDEX memory_terms_pkey ON memory_terms USING btree (subject, lexeme, memory_id) INCLUDE (rank);
   row level security enabled, forced;
-  policy memory_terms_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy memory_terms_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy memory_terms_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
+  policy memory_terms_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy memory_terms_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
 
 create table memory_terms_pending (
   subject text not null,
@@ -100,7 +113,10 @@ create table memory_terms_pending (
   constraint memory_terms_pending_pkey PRIMARY KEY (subject, memory_id);
   CREATE UNIQUE INDEX memory_terms_pending_pkey ON memory_terms_pending USING btree (subject, memory_id);
   row level security enabled, forced;
-  policy memory_terms_pending_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy memory_terms_pending_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy memory_terms_pending_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
+  policy memory_terms_pending_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy memory_terms_pending_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
 
 create table oauth_objects (
   generation text not null,
@@ -124,6 +140,45 @@ create table oauth_objects (
   row level security enabled, forced;
   policy oauth_objects_authorization_server for all using ((current_setting('memory_service.authorization_server'::text, true) = 'on'::text)) with check ((current_setting('memory_service.authorization_server'::text, true) = 'on'::text));
 
+create table space_members (
+  space_id text not null,
+  member text not null,
+  role text not null,
+  added_at timestamp with time zone default now() not null
+);
+  constraint space_members_pkey PRIMARY KEY (space_id, member);
+  constraint space_members_role_check CHECK ((role = ANY (ARRAY['reader'::text, 'writer'::text])));
+  constraint space_members_space_id_fkey FOREIGN KEY (space_id) REFERENCES spaces(id) ON DELETE CASCADE;
+  CREATE INDEX space_members_member_idx ON space_members USING btree (member);
+  CREATE UNIQUE INDEX space_members_pkey ON space_members USING btree (space_id, member);
+  row level security enabled, forced;
+  policy space_members_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[])) OR (member = current_setting('memory_service.subject'::text, true)))) with check (null);
+  policy space_members_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[]))));
+  policy space_members_read for select using (((current_setting('memory_service.reading_memberships'::text, true) = 'on'::text) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy space_members_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[]))));
+
+create table spaces (
+  id text not null,
+  name text not null,
+  owner text not null,
+  external_group text,
+  external_role text,
+  created_at timestamp with time zone default now() not null
+);
+  constraint spaces_external_pair CHECK (((external_group IS NULL) = (external_role IS NULL)));
+  constraint spaces_external_role_check CHECK ((external_role = ANY (ARRAY['reader'::text, 'writer'::text])));
+  constraint spaces_id_check CHECK ((id ~ '^space:[a-z0-9]{16,40}$'::text));
+  constraint spaces_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 80)));
+  constraint spaces_pkey PRIMARY KEY (id);
+  CREATE INDEX spaces_external_group_idx ON spaces USING btree (external_group) WHERE (external_group IS NOT NULL);
+  CREATE UNIQUE INDEX spaces_owner_name_idx ON spaces USING btree (owner, lower(name));
+  CREATE UNIQUE INDEX spaces_pkey ON spaces USING btree (id);
+  row level security enabled, forced;
+  policy spaces_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[])))) with check (null);
+  policy spaces_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (owner = current_setting('memory_service.subject'::text, true))));
+  policy spaces_read for select using (((current_setting('memory_service.reading_memberships'::text, true) = 'on'::text) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (id = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy spaces_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[]))));
+
 create table subject_stats (
   subject text not null,
   memories bigint not null,
@@ -138,7 +193,10 @@ create table subject_stats (
   constraint subject_stats_text_bytes_check CHECK ((text_bytes >= 0));
   CREATE UNIQUE INDEX subject_stats_pkey ON subject_stats USING btree (subject);
   row level security enabled, forced;
-  policy subject_stats_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy subject_stats_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy subject_stats_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
+  policy subject_stats_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy subject_stats_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
 
 create table tombstones (
   id bigint generated always as identity not null,
@@ -164,7 +222,10 @@ create table tombstones (
   CREATE UNIQUE INDEX tombstones_pkey ON tombstones USING btree (id);
   CREATE INDEX tombstones_subject_idx ON tombstones USING btree (subject, tombstoned_at DESC);
   row level security enabled, forced;
-  policy tombstones_subject_isolation for all using (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text))) with check (((subject = current_setting('memory_service.subject'::text, true)) OR (current_setting('memory_service.all_subjects'::text, true) = 'on'::text)));
+  policy tombstones_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy tombstones_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
+  policy tombstones_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
+  policy tombstones_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[]))));
 
 create table web_sessions (
   id_hash text not null,

@@ -33,6 +33,8 @@ import { forgetTool } from './tools/forget.js';
 import { listMemoriesTool } from './tools/list-memories.js';
 import { recallTool } from './tools/recall.js';
 import { rememberTool } from './tools/remember.js';
+import { spacesTool } from './tools/spaces.js';
+import { SpaceService, SUBJECTS_AS_NAMES, type PeopleDirectory } from './spaces/space-service.js';
 import { WEB_CALLBACK_PATH, type WebPageOptions, type WebSignIn } from './web/routes.js';
 import { WebSessions } from './web/sessions.js';
 
@@ -112,6 +114,7 @@ async function composeOnStorage(
     onTermsError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'writing a stored memory’s words failed; trying again in a few seconds'),
     onRecallCountError: (error) => logger.warn({ err: { message: (error as Error).message } }, 'counting a recall failed; the recall was answered'),
   });
+  const spaces = new SpaceService(db, users === undefined ? SUBJECTS_AS_NAMES : userDirectory(users));
   // A crash between a remember's steps left some memory findable by its vector but not yet by all its words.
   await memory.completePendingTerms();
   await loadDictionary();
@@ -125,6 +128,7 @@ async function composeOnStorage(
       forgetTool(memory),
       confirmTool(memory),
       briefTool(memory),
+      spacesTool(spaces),
     ],
     prompts: [briefPrompt(memory)],
     verifier,
@@ -149,6 +153,14 @@ async function composeOnStorage(
       stateFile?.close();
       await storage.close();
     },
+  };
+}
+
+/** People named by their user names (the built-in server): a space is shared by name, and shows names. */
+function userDirectory(users: UserStore): PeopleDirectory {
+  return {
+    subjectOf: (name) => users.findByName(name)?.id,
+    nameOf: (subject) => users.findById(subject)?.name,
   };
 }
 
@@ -247,13 +259,19 @@ function createVerifier(config: Config, stateFile: StateFile | undefined, users:
       issuer,
       audience: config.oauth.audience,
       subjectClaim: config.oauth.subjectClaim,
+      membershipClaim: config.oauth.membershipClaim,
       getKey: localKeyResolver(async () => (await stateFile.current()).signingKey),
       algorithms: [SIGNING_ALG],
       requireAccessTokenType: true,
     });
     return refusingRevoked(jwt, users);
   }
-  const external = createExternalVerifier({ issuer, audience: config.oauth.audience, subjectClaim: config.oauth.subjectClaim });
+  const external = createExternalVerifier({
+    issuer,
+    audience: config.oauth.audience,
+    subjectClaim: config.oauth.subjectClaim,
+    membershipClaim: config.oauth.membershipClaim,
+  });
   // Discovered now so a misconfiguration shows in the log at startup; requests retry it if this fails.
   external.discover().then(
     (metadata) => logger.info({ issuer, jwksUri: metadata.jwks_uri }, 'external authorization server discovered'),

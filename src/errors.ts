@@ -3,7 +3,7 @@
  * is known (a driver error in src/db, a provider failure in src/embeddings, a refused input in src/memory or
  * src/tools). Codes are mapped to the wire once per layer (src/mcp/tool.ts for tools).
  */
-export type ErrorCode = 'INVALID_INPUT' | 'SECRET_REJECTED' | 'QUOTA_EXCEEDED' | 'EMBEDDING_ERROR' | 'DATABASE_ERROR' | 'NOT_FOUND';
+export type ErrorCode = 'INVALID_INPUT' | 'SECRET_REJECTED' | 'QUOTA_EXCEEDED' | 'EMBEDDING_ERROR' | 'DATABASE_ERROR' | 'NOT_FOUND' | 'FORBIDDEN';
 
 export class ServiceError extends Error {
   readonly code: ErrorCode;
@@ -37,5 +37,8 @@ export const embeddingError = (message: string, cause?: unknown): ServiceError =
 export const databaseError = (message: string, cause?: unknown): ServiceError => new ServiceError('DATABASE_ERROR', message, { cause });
 
 export const notFound = (what: string): ServiceError => new ServiceError('NOT_FOUND', `${what} not found`);
+
+/** Known and visible to the caller, but not theirs to change (a reader's write, a member managing a space). */
+export const forbidden = (message: string): ServiceError => new ServiceError('FORBIDDEN', message);
 
 export const isServiceError = (value: unknown): value is ServiceError => value instanceof ServiceError;

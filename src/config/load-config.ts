@@ -44,6 +44,8 @@ export interface Config {
     readonly asIniFile: string;
     readonly audience: string;
     readonly subjectClaim: string;
+    /** The claim whose values name groups a space can be shared with (e.g. groups); undefined: none. */
+    readonly membershipClaim: string | undefined;
     /** Hosts whose client metadata documents may be fetched though they resolve to non-public addresses. */
     readonly clientMetadataAllowedHosts: readonly string[];
   };
@@ -145,6 +147,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
   parse('OAuthAsIniFile', values.DataDir === undefined ? undefined : join(values.DataDir, 'oauth-as.ini'));
   parse('OAuthAudience', '');
   parse('OAuthSubjectClaim', 'sub');
+  parse('OAuthMembershipClaim', '');
   parse('OAuthClientMetadataAllowedHosts', '');
   parse('AllowedOrigins', '');
   parse('MaxBodyBytes', String(1024 * 1024));
@@ -214,6 +217,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
       asIniFile: v.OAuthAsIniFile,
       audience: v.OAuthAudience ?? `${v.BaseUrl}/mcp`,
       subjectClaim: v.OAuthSubjectClaim,
+      membershipClaim: v.OAuthMembershipClaim,
       clientMetadataAllowedHosts: v.OAuthClientMetadataAllowedHosts,
     },
     http: {

@@ -98,6 +98,7 @@ export const settings = {
     schema: list.pipe(z.array(z.string().toLowerCase().refine(isHostName, 'must list host names or IP addresses (no scheme, port or path)'))),
   },
   OAuthSubjectClaim: { env: 'MEMORY_SERVICE_OAUTH_SUBJECT_CLAIM', schema: z.string().trim().min(1, 'must not be empty') },
+  OAuthMembershipClaim: { env: 'MEMORY_SERVICE_OAUTH_MEMBERSHIP_CLAIM', schema: optionalString },
   AllowedOrigins: { env: 'MEMORY_SERVICE_ALLOWED_ORIGINS', schema: list },
   MaxBodyBytes: { env: 'MEMORY_SERVICE_MAX_BODY_BYTES', schema: integer(1024, 64 * 1024 * 1024) },
   LogLevel: {

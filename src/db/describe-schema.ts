@@ -70,7 +70,7 @@ export async function describeSchema(db: Kysely<unknown>, schema: string): Promi
       select policyname as name, cmd as command, qual as using_expr, with_check as check_expr from pg_policies
        where schemaname = ${schema} and tablename = ${table.table_name} order by policyname`.execute(db);
     for (const policy of policies.rows) {
-      out.push(`  policy ${policy.name} for ${policy.command.toLowerCase()} using (${policy.using_expr}) with check (${policy.check_expr});`);
+      out.push(unqualified(`  policy ${policy.name} for ${policy.command.toLowerCase()} using (${policy.using_expr}) with check (${policy.check_expr});`));
     }
     out.push('');
   }

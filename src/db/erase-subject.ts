@@ -11,10 +11,21 @@ export interface ErasedRows {
 /**
  * Deletes everything the database holds of one subject: memories (their memory_terms, memory_terms_pending and
  * memory_recalls rows by trigger), their restatements, tombstones (with the restatements they keep), the
- * subject_stats row and web sessions. Every table with a subject column is
- * listed here; run it in the subject's own transaction, so it is all or nothing.
+ * subject_stats row (eraseSpace), and web sessions. Every table with a subject column is listed there or here;
+ * run it in the subject's own transaction, so it is all or nothing.
  */
 export async function eraseSubject(trx: DbTransaction, subject: string): Promise<ErasedRows> {
+  const erased = await eraseSpace(trx, subject);
+  const webSessions = await trx.deleteFrom('web_sessions').where('subject', '=', subject).executeTakeFirst();
+  return { ...erased, webSessions: Number(webSessions.numDeletedRows) };
+}
+
+/**
+ * Deletes everything one space holds (its key: a subject's personal space, or a shared space's `space:<id>`):
+ * memories with their index rows, restatements, tombstones and its counts. The `spaces` row, if any, is the
+ * caller's to delete.
+ */
+export async function eraseSpace(trx: DbTransaction, subject: string): Promise<ErasedRows> {
   // First, so the per-row counting trigger of the memories' delete finds no row to update.
   await trx.deleteFrom('subject_stats').where('subject', '=', subject).execute();
   // Before their memories, to count them (the foreign key's cascade would take them too).
@@ -25,11 +36,10 @@ export async function eraseSubject(trx: DbTransaction, subject: string): Promise
   await trx.deleteFrom('memory_terms_pending').where('subject', '=', subject).execute();
   await trx.deleteFrom('memory_recalls').where('subject', '=', subject).execute();
   const tombstones = await trx.deleteFrom('tombstones').where('subject', '=', subject).executeTakeFirst();
-  const webSessions = await trx.deleteFrom('web_sessions').where('subject', '=', subject).executeTakeFirst();
   return {
     memories: Number(memories.numDeletedRows),
     restatements: Number(restatements.numDeletedRows),
     tombstones: Number(tombstones.numDeletedRows),
-    webSessions: Number(webSessions.numDeletedRows),
+    webSessions: 0,
   };
 }

@@ -18,6 +18,7 @@ import * as conversationCount from './migrations/0016_conversation_count.js';
 import * as memoryRestatements from './migrations/0017_memory_restatements.js';
 import * as subjectTextBytes from './migrations/0018_subject_text_bytes.js';
 import * as brief from './migrations/0019_brief.js';
+import * as spaces from './migrations/0020_spaces.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0017_memory_restatements': memoryRestatements,
   '0018_subject_text_bytes': subjectTextBytes,
   '0019_brief': brief,
+  '0020_spaces': spaces,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

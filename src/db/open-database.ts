@@ -33,7 +33,7 @@ export interface DatabaseHandle {
    * else `fn` throws propagates as it is. With `readOnly`, the database refuses any write in it, and its commit
    * has nothing to look up (see scoped): one round trip fewer for a read such as recall.
    */
-  withSubject<T>(subject: string, activity: string, fn: (trx: DbTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  withSubject<T>(subject: string | Principal, activity: string, fn: (trx: DbTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Maintenance only (re-embedding, tests): one transaction in which row-level security admits every
    * subject's rows. Nothing a request carries leads here; a request's subject comes from its token.
@@ -61,9 +61,24 @@ export interface TransactionOptions {
   readonly readOnly?: boolean;
 }
 
+/**
+ * Who a transaction acts for: row-level security admits the rows of the spaces `subject` is a member of
+ * (migration 0020), only those of `spaceLimit` when it is given (a token limited to some spaces: their keys), and
+ * those of spaces whose external group is among `groups` (an external authorization server's claim).
+ */
+export interface Principal {
+  readonly subject: string;
+  readonly spaceLimit?: readonly string[] | undefined;
+  readonly groups?: readonly string[] | undefined;
+}
+
 /** What row-level security admits in one transaction (transaction-local settings). */
 interface RowScope {
   readonly subject: string;
+  /** Space keys, a JSON array; '' for no limit. */
+  readonly spaceLimit: string;
+  /** A JSON array; '' for none. */
+  readonly groups: string;
   readonly allSubjects: 'on' | 'off';
   readonly authorizationServer: 'on' | 'off';
 }
@@ -90,6 +105,16 @@ export interface OpenDatabaseOptions {
 }
 
 type Outcome = 'committed' | 'aborted' | 'unknown';
+
+// No subject is the empty string (see auth/subject.ts), so '' admits no subject's rows and no space's.
+const NOBODY = { subject: '', spaceLimit: '', groups: '' } as const;
+
+function principalScope(who: string | Principal): Pick<RowScope, 'subject' | 'spaceLimit' | 'groups'> {
+  if (typeof who === 'string') return { subject: who, spaceLimit: '', groups: '' };
+  // A limit naming no space ('[]') admits none; '' is "no limit".
+  const spaceLimit = who.spaceLimit === undefined ? '' : JSON.stringify(who.spaceLimit);
+  return { subject: who.subject, spaceLimit, groups: who.groups === undefined || who.groups.length === 0 ? '' : JSON.stringify(who.groups) };
+}
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const { schema } = options;
@@ -197,6 +222,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       return await (readOnly ? kysely.transaction().setAccessMode('read only') : kysely.transaction()).execute(async (trx) => {
         await prepared(sql`select set_config('search_path', ${searchPath}, true),
                          set_config('memory_service.subject', ${scope.subject}, true),
+                         set_config('memory_service.space_limit', ${scope.spaceLimit}, true),
+                         set_config('memory_service.groups', ${scope.groups}, true),
                          set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
                          set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)
                          ${timeoutSetting === undefined ? sql`` : sql`, set_config('statement_timeout', ${timeoutSetting}, true)`}
@@ -234,11 +261,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     engine,
     schema,
-    withSubject: (subject, activity, fn, transaction) => scoped({ subject, allSubjects: 'off', authorizationServer: 'off' }, activity, fn, transaction),
-    withAllSubjects: (activity, fn) => scoped({ subject: '', allSubjects: 'on', authorizationServer: 'off' }, activity, fn),
-    withAuthorizationServer: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'on' }, activity, fn),
-    // No subject is the empty string (see auth/subject.ts), so '' admits no subject's rows.
-    withoutSubject: (activity, fn) => scoped({ subject: '', allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
+    withSubject: (who, activity, fn, transaction) => scoped({ ...principalScope(who), allSubjects: 'off', authorizationServer: 'off' }, activity, fn, transaction),
+    withAllSubjects: (activity, fn) => scoped({ ...NOBODY, allSubjects: 'on', authorizationServer: 'off' }, activity, fn),
+    withAuthorizationServer: (activity, fn) => scoped({ ...NOBODY, allSubjects: 'off', authorizationServer: 'on' }, activity, fn),
+    withoutSubject: (activity, fn) => scoped({ ...NOBODY, allSubjects: 'off', authorizationServer: 'off' }, activity, fn),
     async ready() {
       try {
         await sql`select 1`.execute(kysely);

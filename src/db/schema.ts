@@ -29,6 +29,27 @@ export interface MemoriesTable {
   search_vector: ColumnType<string, never, never>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Who wrote it, when not the space's own subject (a member of a shared space; migration 0020). */
+  author: ColumnType<string | null, string | null | undefined, never>;
+}
+
+/** A space made to be shared (migration 0020); a subject's personal space has no row (its key is the subject). */
+export interface SpacesTable {
+  /** The space's key, `space:<id>`: the `subject` of its memories. */
+  id: string;
+  name: string;
+  owner: string;
+  /** Members of this group (the external authorization server's membership claim) have external_role. */
+  external_group: string | null;
+  external_role: 'reader' | 'writer' | null;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export interface SpaceMembersTable {
+  space_id: string;
+  member: string;
+  role: 'reader' | 'writer';
+  added_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
 export interface TombstonesTable {
@@ -153,6 +174,8 @@ export interface Database {
   memory_terms_pending: MemoryTermsPendingTable;
   memory_recalls: MemoryRecallsTable;
   subject_stats: SubjectStatsTable;
+  spaces: SpacesTable;
+  space_members: SpaceMembersTable;
   oauth_objects: OAuthObjectsTable;
   web_sessions: WebSessionsTable;
 }

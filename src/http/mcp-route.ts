@@ -161,7 +161,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
     };
     let response: OutgoingMessage | Promise<OutgoingMessage>;
     try {
-      response = options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes }, era);
+      response = options.dispatcher.handle(message.request, { subject: auth.subject, scopes: auth.scopes, spaceLimit: auth.spaceLimit, groups: auth.groups }, era);
     } catch (error) {
       refuseScope(error);
       return;

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Scope } from '../auth/scopes.js';
+import type { Principal } from '../spaces/spaces.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import { isRecord } from './protocol.js';
 import { toolFailure, toolSuccess, type ToolResult } from './tool-result.js';
 
-export interface ToolContext {
-  readonly subject: string;
+/** Who calls (the token's subject, and the spaces it is limited to: see Principal) and the token's scopes. */
+export interface ToolContext extends Principal {
   readonly scopes: readonly string[];
 }
 

@@ -3,6 +3,7 @@ import type { DbTransaction } from '../db/schema.js';
 import type { FusedItem } from './rank-fusion.js';
 import { COVERAGE_WINDOW, spreadNearCopies } from './recall-coverage.js';
 import { orderByTime, TIME_WINDOW, timeMark } from './recall-time.js';
+import type { SpaceKeys } from '../db/memories/filters.js';
 
 /** How much of each first result's text the time words are looked for in. */
 const ARRANGE_CHARS = 2000;
@@ -13,10 +14,10 @@ const ARRANGE_CHARS = 2000;
  * reads the first results' texts, times and mutual similarities. Scores stay with the places, so they still
  * fall from the first result down. Left as it is when one of the first results expired since it was ranked.
  */
-export async function arrangeFirstResults(trx: DbTransaction, subject: string, question: string, ranked: readonly FusedItem[]): Promise<FusedItem[]> {
+export async function arrangeFirstResults(trx: DbTransaction, spaces: SpaceKeys, question: string, ranked: readonly FusedItem[]): Promise<FusedItem[]> {
   const first = ranked.slice(0, Math.max(TIME_WINDOW, COVERAGE_WINDOW));
   if (first.length < 2) return [...ranked];
-  const rows = new Map((await readFirstResults(trx, subject, first.map((item) => item.id), ARRANGE_CHARS)).map((row) => [row.id, row]));
+  const rows = new Map((await readFirstResults(trx, spaces, first.map((item) => item.id), ARRANGE_CHARS)).map((row) => [row.id, row]));
   if (rows.size < first.length) return [...ranked];
   const results = first.map((item, position) => ({ ...rows.get(item.id)!, position }));
   const similarity = (a: (typeof results)[number], b: (typeof results)[number]) => a.similarities[b.position] ?? null;

@@ -1,5 +1,6 @@
 import type { BriefCandidate } from '../db/memories/brief.js';
 import type { Memory } from './types.js';
+import type { SpaceRef } from '../spaces/spaces.js';
 
 /** A memory in a brief: shown with how often it was recalled. */
 export interface BriefMemory extends Memory {
@@ -20,6 +21,8 @@ export interface Brief {
   readonly stored: number;
   /** Characters of memory text shown, at most the budget. */
   readonly chars: number;
+  /** The space it is about. */
+  readonly space: SpaceRef;
 }
 
 /** Each list a brief draws on is this long: more than any budget shows, so the ranking below has a choice. */
@@ -47,7 +50,7 @@ export function briefScore(memory: BriefCandidate, now: Date): number {
  * The brief: candidates best first while their lines fit in `maxChars`, grouped by first tag (the group of the
  * best memory first), each group best first. Ties go to the newer memory, so the order is stable.
  */
-export function composeBrief(candidates: readonly BriefCandidate[], stored: number, maxChars: number, now: Date): Brief {
+export function composeBrief(candidates: readonly BriefCandidate[], stored: number, maxChars: number, now: Date, space: SpaceRef): Brief {
   const ranked = candidates
     .map((memory) => ({ memory, score: briefScore(memory, now) }))
     .sort((a, b) => b.score - a.score || b.memory.id - a.memory.id);
@@ -61,12 +64,12 @@ export function composeBrief(candidates: readonly BriefCandidate[], stored: numb
     if (used + cost > maxChars) continue;
     used += cost;
     chars += text.length;
-    const { textChars: _chars, ...rest } = memory;
+    const { textChars: _chars, spaceKey: _key, ...rest } = memory;
     const tag = memory.tags[0] ?? null;
     const group = groups.get(tag) ?? [];
-    group.push({ ...rest, text, textTruncated: truncated });
+    group.push({ ...rest, text, textTruncated: truncated, space });
     groups.set(tag, group);
   }
   const list = [...groups].map(([tag, memories]) => ({ tag, memories }));
-  return { groups: list, shown: list.reduce((sum, group) => sum + group.memories.length, 0), stored, chars };
+  return { groups: list, shown: list.reduce((sum, group) => sum + group.memories.length, 0), stored, chars, space };
 }

@@ -1,4 +1,5 @@
 import type { MemoryRecord } from '../db/memories/records.js';
+import type { SpaceRef } from '../spaces/spaces.js';
 import type { Memory } from './types.js';
 
 /**
@@ -24,7 +25,7 @@ export function fitToBudget<T extends { readonly textChars: number }>(
   return { kept, cut: false };
 }
 
-export function toMemory(record: MemoryRecord, truncated: boolean): Memory {
+export function toMemory(record: MemoryRecord, truncated: boolean, space: SpaceRef): Memory {
   return {
     id: record.id,
     text: record.text,
@@ -37,5 +38,7 @@ export function toMemory(record: MemoryRecord, truncated: boolean): Memory {
     createdAt: record.createdAt,
     lastConfirmedAt: record.lastConfirmedAt,
     expiresAt: record.expiresAt,
+    space,
+    author: record.author,
   };
 }

@@ -3,7 +3,7 @@ import { insertMemory } from '../db/memories/memories.js';
 import { insertImportedRestatements } from '../db/memories/restatements.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
-import type { DatabaseHandle } from '../db/open-database.js';
+import type { DatabaseHandle, Principal } from '../db/open-database.js';
 import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
@@ -67,11 +67,12 @@ type Prepared =
 export async function importItems(
   db: DatabaseHandle,
   embedder: EmbeddingProvider,
-  subject: string,
+  target: ImportTarget | string,
   items: AsyncIterable<ImportItem>,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const run = new ImportRun(db, embedder, subject, options.streams ?? 1, options.quota ?? NO_QUOTA);
+  const into = typeof target === 'string' ? { principal: { subject: target }, space: target } : target;
+  const run = new ImportRun(db, embedder, into, options.streams ?? 1, options.quota ?? NO_QUOTA);
   let batch: ImportItem[] = [];
   try {
     for await (const item of items) {
@@ -92,9 +93,16 @@ export async function importItems(
   return run.summary(undefined);
 }
 
+/** Who imports (row-level security acts for them) and the key of the space the items go to. */
+export interface ImportTarget {
+  readonly principal: Principal;
+  readonly space: string;
+}
+
 class ImportRun {
   readonly #db: DatabaseHandle;
   readonly #embedder: EmbeddingProvider;
+  readonly #principal: Principal;
   readonly #subject: string;
   readonly #quota: SubjectQuota;
   /** The fairness keys of a batch's embedding calls, made at once: the subject's alone, or one per stream. */
@@ -113,12 +121,13 @@ class ImportRun {
   #refused = 0;
   readonly #refusals: ImportRefusal[] = [];
 
-  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, subject: string, streams: number, quota: SubjectQuota) {
+  constructor(db: DatabaseHandle, embedder: EmbeddingProvider, target: ImportTarget, streams: number, quota: SubjectQuota) {
     this.#db = db;
     this.#embedder = embedder;
-    this.#subject = subject;
+    this.#principal = target.principal;
+    this.#subject = target.space;
     this.#quota = quota;
-    this.#embeddingKeys = streams <= 1 ? [subject] : Array.from({ length: streams }, (_, index) => `import:${index}`);
+    this.#embeddingKeys = streams <= 1 ? [target.principal.subject] : Array.from({ length: streams }, (_, index) => `import:${index}`);
   }
 
   /** `embed` over consecutive parts of `texts`, one per embedding key, all at once; the results in the texts' order. */
@@ -158,7 +167,7 @@ class ImportRun {
     if (prepared.length === 0) return;
     const subject = this.#subject;
     // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
-    const stored = await this.#db.withSubject(subject, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
+    const stored = await this.#db.withSubject(this.#principal, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
     const fresh = prepared.filter((item) => !stored.has(item.key));
     // A memory's passages are embedded with it (for recall); a tombstone keeps its whole text's vector only.
     const freshMemories = fresh.filter((item) => item.kind === 'memory');
@@ -174,7 +183,7 @@ class ImportRun {
     const restatementVectors = await this.#inParts(restatements.map((restatement) => restatement.text), (part, key) => embedTombstoneTexts(this.#embedder, part, key));
     const restatementVectorOf = new Map(restatements.map((restatement, index) => [restatement, restatementVectors[index]!.whole]));
 
-    const written = await this.#db.withSubject(subject, 'importing memories', async (trx) => {
+    const written = await this.#db.withSubject(this.#principal, 'importing memories', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       // Again under the lock: another import of the same file may have stored some meanwhile.
       const now = await storedKeys(trx, subject, fresh);
@@ -195,7 +204,8 @@ class ImportRun {
           overQuota = quotaProblem(this.#quota, { memories: usage.memories + memories, textBytes }, bytes);
           if (overQuota !== undefined) break;
           textBytes += bytes;
-          const id = await insertMemory(trx, subject, item.memory, vectors, item.timestamps);
+          const author = subject === this.#principal.subject ? undefined : this.#principal.subject;
+          const id = await insertMemory(trx, subject, { ...item.memory, author }, vectors, item.timestamps);
           await insertImportedRestatements(trx, subject, id, item.restatements.map((restatement) => ({ restatement, vector: restatementVectorOf.get(restatement)! })));
           idsByKey.set(item.key, id);
           memories += 1;

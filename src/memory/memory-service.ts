@@ -1,4 +1,4 @@
-import { eraseSubject } from '../db/erase-subject.js';
+import { eraseSpace, eraseSubject } from '../db/erase-subject.js';
 import { briefCandidates, recordRecalls } from '../db/memories/brief.js';
 import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
@@ -10,11 +10,13 @@ import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from
 import { exportMemoryPage } from '../db/memories/transfer.js';
 import { deleteRestatement, insertRestatement, readRestatement, restatementsOf } from '../db/memories/restatements.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
+import { ownedSpaceKeys, removeMemberships, spaceOfRow } from '../db/spaces.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
-import { embeddingError, notFound } from '../errors.js';
+import { embeddingError, forbidden, notFound } from '../errors.js';
+import { resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
 import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
@@ -99,6 +101,22 @@ const TERMS_RETRY_MS = 5_000;
  * throws ServiceErrors (SECRET_REJECTED, NOT_FOUND, EMBEDDING_ERROR from the provider, DATABASE_ERROR from the
  * database layer).
  */
+const refOf = (space: AccessibleSpace): SpaceRef => ({ id: space.id, name: space.name });
+
+function spaceLookup(spaces: readonly AccessibleSpace[]): (key: string) => SpaceRef {
+  const byKey = new Map(spaces.map((space) => [space.key, refOf(space)]));
+  return (key) => byKey.get(key) ?? { id: key, name: key };
+}
+
+const optional = (space: string | undefined): readonly string[] | undefined => (space === undefined ? undefined : [space]);
+
+const addErased = (a: ErasedRows, b: ErasedRows): ErasedRows => ({
+  memories: a.memories + b.memories,
+  restatements: a.restatements + b.restatements,
+  tombstones: a.tombstones + b.tombstones,
+  webSessions: a.webSessions + b.webSessions,
+});
+
 export class MemoryService {
   readonly #options: MemoryServiceOptions;
   #termsRetry: NodeJS.Timeout | undefined;
@@ -112,15 +130,19 @@ export class MemoryService {
     return this.#options.quota ?? NO_QUOTA;
   }
 
-  async remember(subject: string, given: NewMemory, policy: DedupPolicy): Promise<RememberResult> {
+  async remember(caller: Caller, given: NewMemory, policy: DedupPolicy, space?: string): Promise<RememberResult> {
     rejectSecrets({ text: given.text, tags: given.tags, sourceProvider: given.sourceProvider, sessionId: given.sessionId });
+    const principal = toPrincipal(caller);
     const memory = { ...given, tags: canonicalTags(given.tags) };
-    const vectors = await this.#embedMemory(subject, memory.text);
+    const vectors = await this.#embedMemory(principal.subject, memory.text);
     const vector = vectors.whole;
     const threshold = this.#options.nearDuplicateThreshold;
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
-    const { result, termsPending } = await this.#options.db.withSubject(subject, 'storing the memory', async (trx) => {
-      // The near-duplicate check takes the subject's write lock in its first statement.
+    const { result, termsPending, subject } = await this.#options.db.withSubject(principal, 'storing the memory', async (trx) => {
+      const [target] = await resolveSpaces(trx, principal, space === undefined ? undefined : [space], 'write');
+      const subject = target!.key;
+      const author = subject === principal.subject ? undefined : principal.subject;
+      // The near-duplicate check takes the space's write lock in its first statement.
       if (policy === 'insert') await lockSubjectForWrite(trx, subject);
       const candidates =
         policy === 'insert'
@@ -148,18 +170,26 @@ export class MemoryService {
           matchedText: best.candidate.text,
           nearDuplicates: near,
           previouslyCorrected: [],
+          space: refOf(target!),
         };
-        return { result: found, termsPending: false };
+        return { result: found, termsPending: false, subject };
       }
       await checkQuota(trx, subject, this.#quota, memory.text);
-      const inserted = await insertMemoryNearTombstones(trx, subject, memory, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
-      const stored: RememberResult = { memoryId: inserted.memoryId, status: 'stored', matchedText: undefined, nearDuplicates: near, previouslyCorrected: inserted.tombstones };
-      return { result: stored, termsPending: inserted.termsPending };
+      const inserted = await insertMemoryNearTombstones(trx, subject, { ...memory, author }, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
+      const stored: RememberResult = {
+        memoryId: inserted.memoryId,
+        status: 'stored',
+        matchedText: undefined,
+        nearDuplicates: near,
+        previouslyCorrected: inserted.tombstones,
+        space: refOf(target!),
+      };
+      return { result: stored, termsPending: inserted.termsPending, subject };
     });
     if (termsPending) {
       // Committed: whatever happens now, the memory is stored and the answer says so. Its remaining words are
       // written before answering, so a recall after the answer finds it by any of them.
-      await this.#finishTerms(subject, result.memoryId).catch((error: unknown) => this.#termsFailed(error));
+      await this.#finishTerms(principal, subject, result.memoryId).catch((error: unknown) => this.#termsFailed(error));
     }
     return result;
   }
@@ -174,7 +204,7 @@ export class MemoryService {
     try {
       for (;;) {
         const pending = await db.withAllSubjects('finding memories with unwritten words', (trx) => pendingTermMemories(trx, PENDING_BATCH));
-        for (const { subject, memoryId } of pending) await this.#finishTerms(subject, memoryId);
+        for (const { subject, memoryId } of pending) await this.#finishTerms(undefined, subject, memoryId);
         if (pending.length < PENDING_BATCH) return;
       }
     } catch (error) {
@@ -188,10 +218,15 @@ export class MemoryService {
     clearTimeout(this.#termsRetry);
   }
 
-  /** Writes the memory's remaining memory_terms rows, a step per transaction. */
-  async #finishTerms(subject: string, memoryId: number): Promise<void> {
+  /**
+   * Writes the memory's remaining memory_terms rows, a step per transaction, acting for `caller` (its writer), or
+   * as maintenance when undefined (completePendingTerms at start, for memories of every space).
+   */
+  async #finishTerms(caller: Caller | undefined, subject: string, memoryId: number): Promise<void> {
+    const { db } = this.#options;
+    const activity = 'writing the memory’s words';
     const step = (trx: DbTransaction) => continueMemoryTerms(trx, subject, memoryId, TERMS_PER_STEP);
-    while (!(await this.#options.db.withSubject(subject, 'writing the memory’s words', step))) {
+    while (!(await (caller === undefined ? db.withAllSubjects(activity, step) : db.withSubject(caller, activity, step)))) {
       // Between steps, other transactions (on PGlite: every other request) take their turn.
     }
   }
@@ -205,15 +240,22 @@ export class MemoryService {
     }, TERMS_RETRY_MS).unref();
   }
 
-  /** The subject's memories that best match `request.query`, best first, within `request.maxChars` characters. */
-  async recall(subject: string, request: RecallRequest): Promise<RecallResult> {
-    const vector = await this.#embed(subject, request.query);
+  /**
+   * The memories of the spaces asked for (the personal space by default) that best match `request.query`, best
+   * first, within `request.maxChars` characters; several spaces are ranked as one set.
+   */
+  async recall(caller: Caller, request: RecallRequest): Promise<RecallResult> {
+    const principal = toPrincipal(caller);
+    const vector = await this.#embed(principal.subject, request.query);
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
-    const result = await this.#options.db.withSubject(subject, 'recalling memories', async (trx): Promise<RecallResult> => {
+    const result = await this.#options.db.withSubject(principal, 'recalling memories', async (trx): Promise<RecallResult> => {
+      const spaces = await resolveSpaces(trx, principal, request.spaces, 'read');
+      const keys = spaces.map((space) => space.key);
+      const spaceOf = spaceLookup(spaces);
       const query = { text: request.query, vector, filters: request.filters };
-      const { ranked, restatements } = await rankMemories(trx, subject, query, { strategy: 'hybrid', exactScanLimit });
+      const { ranked, restatements } = await rankMemories(trx, keys, query, { strategy: 'hybrid', exactScanLimit });
       const top = ranked.slice(0, request.limit);
-      const records = new Map((await fetchMemories(trx, subject, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
+      const records = new Map((await fetchMemories(trx, keys, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
       const ordered = top.flatMap((item) => {
         const record = records.get(item.id);
         return record === undefined ? [] : [{ ...record, score: item.score }];
@@ -221,70 +263,79 @@ export class MemoryService {
       const { kept, cut } = fitToBudget(ordered, request.maxChars);
       return {
         memories: kept.map(({ row, truncated }) => ({
-          ...toMemory(row, truncated),
+          ...toMemory(row, truncated, spaceOf(row.spaceKey)),
           score: row.score,
           matchedRestatements: (restatements.get(row.id) ?? []).slice(0, MATCHED_RESTATEMENTS).map(({ text, truncated: cut, createdAt }) => ({ text, textTruncated: cut, createdAt })),
         })),
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
     }, { readOnly: true });
-    await this.#countRecalls(subject, result.memories.map((memory) => memory.id));
+    await this.#countRecalls(principal, result.memories.map((memory) => memory.id));
     return result;
   }
 
   /** How often each memory was recalled feeds the brief; a failure to count never fails the recall. */
-  async #countRecalls(subject: string, ids: readonly number[]): Promise<void> {
+  async #countRecalls(caller: Caller, ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
     try {
-      await this.#options.db.withSubject(subject, 'counting recalls', (trx) => recordRecalls(trx, subject, ids));
+      await this.#options.db.withSubject(caller, 'counting recalls', (trx) => recordRecalls(trx, ids));
     } catch (error) {
       this.#options.onRecallCountError?.(error);
     }
   }
 
   /**
-   * What to know about the subject at the start of a conversation, within `maxChars` characters: the memories
-   * that matter most (importance, recent confirmation or correction, how often recalled), grouped by tag.
+   * What to know about the user at the start of a conversation, within `maxChars` characters: the memories of the
+   * space (personal by default) that matter most (importance, recent confirmation or correction, how often
+   * recalled), grouped by tag.
    */
-  async brief(subject: string, maxChars: number): Promise<Brief> {
-    return this.#options.db.withSubject(subject, 'reading the brief', async (trx) => {
-      const candidates = await briefCandidates(trx, subject, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);
-      return composeBrief(candidates, await subjectMemoryCount(trx, subject), maxChars, new Date());
+  async brief(caller: Caller, maxChars: number, space?: string): Promise<Brief> {
+    return this.#options.db.withSubject(caller, 'reading the brief', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
+      const candidates = await briefCandidates(trx, target!.key, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);
+      return composeBrief(candidates, await subjectMemoryCount(trx, target!.key), maxChars, new Date(), refOf(target!));
     }, { readOnly: true });
   }
 
-  /** One page of the subject's memories, newest first. */
-  async list(subject: string, request: ListRequest): Promise<ListResult> {
-    return this.#options.db.withSubject(subject, 'listing memories', async (trx) => {
+  /** One page of a space's memories (personal by default), newest first. */
+  async list(caller: Caller, request: ListRequest): Promise<ListResult> {
+    return this.#options.db.withSubject(caller, 'listing memories', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(request.space), 'read');
+      const subject = target!.key;
       const rows = await listPage(trx, subject, request, request.limit + 1);
       const { kept, cut } = fitToBudget(rows.slice(0, request.limit), request.maxChars);
       const more = cut || rows.length > request.limit;
       const restatements = await restatementsOf(trx, subject, kept.map(({ row }) => row.id));
       return {
-        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated), restatements: restatements.get(row.id) ?? [] })),
+        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated, refOf(target!)), restatements: restatements.get(row.id) ?? [] })),
         next: more ? kept.at(-1)?.row.position : undefined,
         cutByBudget: cut,
       };
     });
   }
 
-  /** Removes a memory from recall, keeping a tombstone (reason forgotten). NOT_FOUND for another subject's id too. */
-  async forget(subject: string, memoryId: number, note: string | undefined): Promise<ForgetResult> {
+  /**
+   * Removes a memory from recall, keeping a tombstone (reason forgotten). NOT_FOUND for a memory of a space the
+   * caller is not a member of too (or not in `space`, when given); FORBIDDEN for a reader.
+   */
+  async forget(caller: Caller, memoryId: number, note: string | undefined, space?: string): Promise<ForgetResult> {
     rejectSecrets({ note });
-    return this.#options.db.withSubject(subject, 'forgetting the memory', async (trx) => {
+    return this.#options.db.withSubject(caller, 'forgetting the memory', async (trx) => {
+      const target = await this.#spaceOfMemory(trx, caller, memoryId, 'write', space);
+      const subject = target.key;
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
       await insertTombstone(trx, subject, removed, 'forgotten', undefined, note);
-      return { memoryId };
+      return { memoryId, space: refOf(target) };
     });
   }
 
   /**
-   * Stores the corrected fact as a new memory and tombstones the old one (reason corrected, replaced_by the
-   * new id), in one transaction: either both happen or neither.
+   * Stores the corrected fact as a new memory in the same space and tombstones the old one (reason corrected,
+   * replaced_by the new id), in one transaction: either both happen or neither.
    */
-  async correct(subject: string, memoryId: number, correction: Correction): Promise<CorrectResult> {
+  async correct(caller: Caller, memoryId: number, correction: Correction, space?: string): Promise<CorrectResult> {
     rejectSecrets({
       text: correction.text,
       tags: correction.tags,
@@ -292,9 +343,12 @@ export class MemoryService {
       sessionId: correction.sessionId,
       note: correction.note,
     });
+    const principal = toPrincipal(caller);
     const tags = correction.tags === undefined ? undefined : canonicalTags(correction.tags);
-    const vectors = await this.#embedMemory(subject, correction.text);
-    return this.#options.db.withSubject(subject, 'correcting the memory', async (trx) => {
+    const vectors = await this.#embedMemory(principal.subject, correction.text);
+    return this.#options.db.withSubject(principal, 'correcting the memory', async (trx) => {
+      const target = await this.#spaceOfMemory(trx, principal, memoryId, 'write', space);
+      const subject = target.key;
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
@@ -312,24 +366,33 @@ export class MemoryService {
           sessionId: correction.sessionId,
           expiresAt: correction.expiresAt,
           lastConfirmedAt: undefined,
+          author: subject === principal.subject ? undefined : principal.subject,
         },
         vectors,
       );
       await insertTombstone(trx, subject, removed, 'corrected', newId, correction.note);
-      return { memoryId: newId, replacedMemoryId: memoryId };
+      return { memoryId: newId, replacedMemoryId: memoryId, space: refOf(target) };
     });
   }
 
   /**
-   * Makes one of the subject's restatements a memory of its own (its fields, its own vectors; importance and
-   * expiry as remember's defaults) and removes it from the memory it restated, in one transaction: nothing is
-   * lost either way. NOT_FOUND for another subject's id, or one already made a memory.
+   * Makes one of the restatements a memory of its own in the same space (its fields, its own vectors; importance
+   * and expiry as remember's defaults) and removes it from the memory it restated, in one transaction: nothing is
+   * lost either way. NOT_FOUND for a restatement the caller may not read, or one already made a memory.
    */
-  async separateRestatement(subject: string, restatementId: number): Promise<{ memoryId: number; formerMemoryId: number }> {
-    const found = await this.#options.db.withSubject(subject, 'reading the restatement', (trx) => readRestatement(trx, subject, restatementId), { readOnly: true });
+  async separateRestatement(caller: Caller, restatementId: number): Promise<{ memoryId: number; formerMemoryId: number }> {
+    const principal = toPrincipal(caller);
+    const found = await this.#options.db.withSubject(principal, 'reading the restatement', async (trx) => {
+      const target = await spaceOfRow(trx, 'memory_restatements', restatementId);
+      return target === undefined ? undefined : readRestatement(trx, target.key, restatementId);
+    }, { readOnly: true });
     if (found === undefined) throw notFound(`restatement ${restatementId}`);
-    const vectors = await this.#embedMemory(subject, found.text);
-    return this.#options.db.withSubject(subject, 'making the restatement a memory', async (trx) => {
+    const vectors = await this.#embedMemory(principal.subject, found.text);
+    return this.#options.db.withSubject(principal, 'making the restatement a memory', async (trx) => {
+      const target = await spaceOfRow(trx, 'memory_restatements', restatementId);
+      if (target === undefined) throw notFound(`restatement ${restatementId}`);
+      if (target.role === 'reader') throw forbidden('you may read this space but not change it (your role there is reader)');
+      const subject = target.key;
       await lockSubjectForWrite(trx, subject);
       const removed = await deleteRestatement(trx, subject, restatementId);
       if (removed === undefined) throw notFound(`restatement ${restatementId}`);
@@ -345,6 +408,7 @@ export class MemoryService {
           sessionId: removed.sessionId ?? undefined,
           expiresAt: undefined,
           lastConfirmedAt: removed.createdAt,
+          author: subject === principal.subject ? undefined : principal.subject,
         },
         vectors,
         { createdAt: removed.createdAt, updatedAt: new Date() },
@@ -353,46 +417,56 @@ export class MemoryService {
     });
   }
 
-  /** Marks a memory as verified now. */
-  async confirm(subject: string, memoryId: number): Promise<ConfirmResult> {
-    return this.#options.db.withSubject(subject, 'confirming the memory', async (trx) => {
-      const confirmed = await confirmMemory(trx, subject, memoryId);
+  /** Marks a memory as verified now (a reader may not: it changes what the brief puts first). */
+  async confirm(caller: Caller, memoryId: number, space?: string): Promise<ConfirmResult> {
+    return this.#options.db.withSubject(caller, 'confirming the memory', async (trx) => {
+      const target = await this.#spaceOfMemory(trx, caller, memoryId, 'write', space);
+      const confirmed = await confirmMemory(trx, target.key, memoryId);
       if (confirmed === undefined) throw notFound(`memory ${memoryId}`);
-      return { memoryId, lastConfirmedAt: confirmed };
+      return { memoryId, lastConfirmedAt: confirmed, space: refOf(target) };
     });
   }
 
-  /** One memory, expired or not, with its whole text. NOT_FOUND for another subject's id too. */
-  async get(subject: string, memoryId: number): Promise<Memory> {
-    return this.#options.db.withSubject(subject, 'reading the memory', async (trx) => {
-      const record = await readMemory(trx, subject, memoryId, WHOLE_TEXT);
+  /** One memory, expired or not, with its whole text. NOT_FOUND for a memory the caller may not read too. */
+  async get(caller: Caller, memoryId: number): Promise<Memory> {
+    return this.#options.db.withSubject(caller, 'reading the memory', async (trx) => {
+      const target = await this.#spaceOfMemory(trx, caller, memoryId, 'read', undefined);
+      const record = await readMemory(trx, target.key, memoryId, WHOLE_TEXT);
       if (record === undefined) throw notFound(`memory ${memoryId}`);
-      return toMemory(record, false);
+      return toMemory(record, false, refOf(target));
     });
   }
 
-  /** How many memories (expired ones included) and tombstones the subject has. */
-  /** What the subject keeps, and the most it may (0: no limit). */
-  async usage(subject: string): Promise<{ readonly used: SubjectUsage; readonly quota: SubjectQuota }> {
-    return { used: await this.#options.db.withSubject(subject, 'reading usage', (trx) => subjectUsage(trx, subject)), quota: this.#quota };
+  /** What a space keeps (personal by default), and the most it may (0: no limit). */
+  async usage(caller: Caller, space?: string): Promise<{ readonly used: SubjectUsage; readonly quota: SubjectQuota }> {
+    const used = await this.#options.db.withSubject(caller, 'reading usage', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
+      return subjectUsage(trx, target!.key);
+    });
+    return { used, quota: this.#quota };
   }
 
-  async counts(subject: string): Promise<{ memories: number; tombstones: number }> {
-    return this.#options.db.withSubject(subject, 'counting memories', async (trx) => ({
-      memories: await subjectMemoryCount(trx, subject),
-      tombstones: await countTombstones(trx, subject),
-    }));
+  /** How many memories (expired ones included) and tombstones a space has (personal by default). */
+  async counts(caller: Caller, space?: string): Promise<{ memories: number; tombstones: number }> {
+    return this.#options.db.withSubject(caller, 'counting memories', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
+      return { memories: await subjectMemoryCount(trx, target!.key), tombstones: await countTombstones(trx, target!.key) };
+    });
   }
 
-  /** The tags of the subject's live memories, most used first. */
-  async tags(subject: string, limit: number): Promise<TagCount[]> {
-    return this.#options.db.withSubject(subject, 'reading tags', (trx) => tagCounts(trx, subject, limit));
+  /** The tags of a space's live memories (personal by default), most used first. */
+  async tags(caller: Caller, limit: number, space?: string): Promise<TagCount[]> {
+    return this.#options.db.withSubject(caller, 'reading tags', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
+      return tagCounts(trx, target!.key, limit);
+    });
   }
 
-  /** One page of what was corrected or forgotten, newest first. */
-  async tombstones(subject: string, request: { readonly after: TombstonePosition | undefined; readonly limit: number }): Promise<TombstonePage> {
-    return this.#options.db.withSubject(subject, 'listing tombstones', async (trx) => {
-      const rows = await tombstonePage(trx, subject, { after: request.after, order: 'newest', rows: request.limit + 1 });
+  /** One page of what was corrected or forgotten in a space (personal by default), newest first. */
+  async tombstones(caller: Caller, request: { readonly after: TombstonePosition | undefined; readonly limit: number; readonly space?: string | undefined }): Promise<TombstonePage> {
+    return this.#options.db.withSubject(caller, 'listing tombstones', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(request.space), 'read');
+      const rows = await tombstonePage(trx, target!.key, { after: request.after, order: 'newest', rows: request.limit + 1 });
       const page = rows.slice(0, request.limit);
       return { tombstones: page, next: rows.length > request.limit ? page.at(-1)?.position : undefined };
     });
@@ -400,41 +474,56 @@ export class MemoryService {
 
   /**
    * Erases the record that memory `memoryId` was corrected or forgotten (NOT_FOUND when there is none), or
-   * every such record of the subject when `memoryId` is undefined; returns how many went.
+   * every such record of the space (personal by default) when `memoryId` is undefined; returns how many went.
    */
-  async eraseTombstones(subject: string, memoryId: number | undefined): Promise<number> {
-    return this.#options.db.withSubject(subject, 'erasing tombstones', async (trx) => {
-      await lockSubjectForWrite(trx, subject);
-      const erased = await eraseTombstones(trx, subject, memoryId);
+  async eraseTombstones(caller: Caller, memoryId: number | undefined, space?: string): Promise<number> {
+    return this.#options.db.withSubject(caller, 'erasing tombstones', async (trx) => {
+      const [target] = await resolveSpaces(trx, caller, optional(space), 'write');
+      await lockSubjectForWrite(trx, target!.key);
+      const erased = await eraseTombstones(trx, target!.key, memoryId);
       if (memoryId !== undefined && erased === 0) throw notFound(`tombstone of memory ${memoryId}`);
       return erased;
     });
   }
 
-  /** Deletes everything stored of the subject (memories, tombstones, their index rows and counts, web sessions), at once. */
-  async eraseEverything(subject: string): Promise<ErasedRows> {
+  /**
+   * Deletes everything stored of the subject, at once: their personal space (memories, tombstones, their index
+   * rows and counts), the spaces they own with all they hold, their memberships of others' spaces and their web
+   * sessions. What they wrote in others' spaces stays there: it belongs to those spaces.
+   */
+  async eraseEverything(caller: Caller): Promise<ErasedRows> {
+    const { subject } = toPrincipal(caller);
+    // The whole person, whatever a token was limited to: the page's own session is never limited.
     return this.#options.db.withSubject(subject, 'deleting all data', async (trx) => {
       await lockSubjectForWrite(trx, subject);
-      return eraseSubject(trx, subject);
+      const owned = await ownedSpaceKeys(trx, subject);
+      let erased = await eraseSubject(trx, subject);
+      for (const key of owned) {
+        await lockSubjectForWrite(trx, key);
+        erased = addErased(erased, await eraseSpace(trx, key));
+      }
+      await removeMemberships(trx, subject);
+      return erased;
     });
   }
 
   /**
-   * Every memory (expired ones too, oldest first) and then every tombstone of the subject, read a batch per
-   * transaction so that an export of any size holds neither the whole set in memory nor the database.
+   * Every memory (expired ones too, oldest first) and then every tombstone of a space (personal by default), read
+   * a batch per transaction so that an export of any size holds neither the whole set in memory nor the database.
    */
-  async *exportRecords(subject: string): AsyncGenerator<ExportRecord> {
+  async *exportRecords(caller: Caller, space?: string): AsyncGenerator<ExportRecord> {
     const { db } = this.#options;
+    const subject = (await db.withSubject(caller, 'finding the space', (trx) => resolveSpaces(trx, caller, optional(space), 'read'), { readOnly: true }))[0]!.key;
     let after: ListPosition | undefined;
     for (;;) {
-      const page = await db.withSubject(subject, 'exporting memories', (trx) => exportMemoryPage(trx, subject, after, EXPORT_BATCH));
+      const page = await db.withSubject(caller, 'exporting memories', (trx) => exportMemoryPage(trx, subject, after, EXPORT_BATCH));
       for (const { memory } of page) yield { kind: 'memory', memory };
       if (page.length < EXPORT_BATCH) break;
       after = page.at(-1)!.position;
     }
     let afterTombstone: TombstonePosition | undefined;
     for (;;) {
-      const page = await db.withSubject(subject, 'exporting tombstones', (trx) =>
+      const page = await db.withSubject(caller, 'exporting tombstones', (trx) =>
         tombstonePage(trx, subject, { after: afterTombstone, order: 'oldest', rows: EXPORT_BATCH }),
       );
       for (const { position: _position, ...tombstone } of page) yield { kind: 'tombstone', tombstone };
@@ -443,9 +532,28 @@ export class MemoryService {
     }
   }
 
-  /** Imports memories and tombstones read from a file (see import.ts); never throws for a refused item. */
-  async import(subject: string, items: AsyncIterable<ImportItem>, options: ImportOptions): Promise<ImportSummary> {
-    return importItems(this.#options.db, this.#options.embedder, subject, items, { ...options, quota: this.#quota });
+  /** Imports memories and tombstones read from a file (see import.ts) into a space (personal by default); never throws for a refused item. */
+  async import(caller: Caller, items: AsyncIterable<ImportItem>, options: ImportOptions, space?: string): Promise<ImportSummary> {
+    const principal = toPrincipal(caller);
+    const target = (await this.#options.db.withSubject(principal, 'finding the space', (trx) => resolveSpaces(trx, principal, optional(space), 'write'), { readOnly: true }))[0]!;
+    return importItems(this.#options.db, this.#options.embedder, { principal, space: target.key }, items, { ...options, quota: this.#quota });
+  }
+
+  /**
+   * The space memory `memoryId` lives in, with the caller's role: NOT_FOUND when they may not read it (or it is not
+   * in `space`, when given), FORBIDDEN when `need` is write and they are a reader there.
+   */
+  async #spaceOfMemory(trx: DbTransaction, caller: Caller, memoryId: number, need: Need, space: string | undefined): Promise<AccessibleSpace> {
+    const principal = toPrincipal(caller);
+    const row = await spaceOfRow(trx, 'memories', memoryId);
+    if (row === undefined) throw notFound(`memory ${memoryId}`);
+    const found = toAccessible(row, principal.subject);
+    if (space !== undefined) {
+      const [named] = await resolveSpaces(trx, principal, [space], 'read');
+      if (named!.key !== found.key) throw notFound(`memory ${memoryId} in space ${JSON.stringify(space)}`);
+    }
+    if (need === 'write' && found.role === 'reader') throw forbidden(`you may read space "${found.name}" but not change it (your role there is reader)`);
+    return found;
   }
 
   /** A memory's text embedded whole and by passages (embedMemoryTexts), the subject as the provider's fairness key. */

@@ -11,6 +11,7 @@ import { arrangeFirstResults } from './arrange-results.js';
 import { bridgedByMeaning, dictionaryWords } from './meaning-bridge.js';
 import { asksAboutRole, bridgeNames, contentWords, meaningCandidates, personWords, textWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
+import type { SpaceKeys } from '../db/memories/filters.js';
 
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
 const RANKING_DEPTH = 100;
@@ -70,15 +71,15 @@ export interface Ranking {
  */
 export async function rankMemories(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   query: RankingQuery,
   options: { readonly strategy: RecallStrategy; readonly exactScanLimit: number },
 ): Promise<Ranking> {
   const rankings: RetrieverRanking[] = [];
   let plan: VectorPlan | undefined;
   const efSearch = RANKING_DEPTH * 2;
-  const rankingSize = options.strategy === 'text' ? undefined : await sizeForVectorRanking(trx, subject, query.filters, options.exactScanLimit, efSearch);
-  const size = rankingSize ?? (await subjectSize(trx, subject));
+  const rankingSize = options.strategy === 'text' ? undefined : await sizeForVectorRanking(trx, spaces, query.filters, options.exactScanLimit, efSearch);
+  const size = rankingSize ?? (await subjectSize(trx, spaces));
   const words = contentWords(query.text);
   // A subject known to be large walks the index at once, in a statement of its own (walkIndexWith).
   const restore = options.strategy === 'hybrid' && query.vector !== undefined && rankingSize !== undefined ? walkAtOnce(rankingSize, query.vector, options.exactScanLimit) : undefined;
@@ -86,19 +87,19 @@ export async function rankMemories(
   if (options.strategy !== 'text') {
     if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
     // The full-text ranking rides in the vector ranking's first statement: one round trip for both.
-    const text = options.strategy === 'hybrid' ? { query: textRankingQuery(subject, query.filters, words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER } : undefined;
+    const text = options.strategy === 'hybrid' ? { query: textRankingQuery(spaces, query.filters, words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER } : undefined;
     const vector: { ids: number[]; plan: VectorPlan; alongside: TextHitRow[] | undefined } =
       restore === undefined || text === undefined
-        ? await vectorRanking(trx, subject, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch, passages: true }, text)
-        : await walkIndexWith(trx, subject, query.vector, RANKING_DEPTH, restore, text);
+        ? await vectorRanking(trx, spaces, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch, passages: true }, text)
+        : await walkIndexWith(trx, spaces, query.vector, RANKING_DEPTH, restore, text);
     hits = vector.alongside?.map(toTextHit);
     rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
     plan = vector.plan;
   }
-  if (options.strategy !== 'vector') hits ??= await textRanking(trx, subject, query.filters, words, RANKING_DEPTH, size.memories);
+  if (options.strategy !== 'vector') hits ??= await textRanking(trx, spaces, query.filters, words, RANKING_DEPTH, size.memories);
   // A subject with restatements (subject_stats says) ranks them too, in one more statement: each memory keeps its
   // best evidence, its own text's or a restatement's, in each ranking.
-  const found = size.restatements > 0 ? await restatementRanking(trx, subject, query.filters, words, query.vector, RANKING_DEPTH, RESTATEMENT_CHARS) : [];
+  const found = size.restatements > 0 ? await restatementRanking(trx, spaces, query.filters, words, query.vector, RANKING_DEPTH, RESTATEMENT_CHARS) : [];
   if (rankings.length > 0 && found.length > 0) {
     const nearer = found.filter((hit) => hit.distance !== undefined && hit.distance < (hit.memoryDistance ?? 2)).map((hit) => hit.memoryId);
     rankings[0] = { ids: bestPositions(rankings[0]!.ids, nearer), weight: VECTOR_WEIGHT };
@@ -109,20 +110,20 @@ export async function rankMemories(
   }
   const restatements = new Map<number, RestatementHit[]>();
   for (const hit of found) restatements.set(hit.memoryId, [...(restatements.get(hit.memoryId) ?? []), hit]);
-  const person = options.strategy === 'hybrid' ? await personRanking(trx, subject, query, size.memories) : undefined;
+  const person = options.strategy === 'hybrid' ? await personRanking(trx, spaces, query, size.memories) : undefined;
   if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
   // The bridges and the continuation start from the first results: with none, there is nothing to start from.
   if (options.strategy !== 'hybrid' || ranked.length === 0) return { ranked, plan, restatements };
-  const firstTexts = firstResultTexts(trx, subject, ranked);
+  const firstTexts = firstResultTexts(trx, spaces, ranked);
   const extended = [
-    await bridgeRanking(trx, subject, query, words, firstTexts, size.memories),
-    await meaningRanking(trx, subject, query, firstTexts),
+    await bridgeRanking(trx, spaces, query, words, firstTexts, size.memories),
+    await meaningRanking(trx, spaces, query, firstTexts),
     // Only a subject with memories in conversations has a next memory to look up.
-    size.inConversations > 0 ? await continuationRanking(trx, subject, query, ranked[0]!.id) : undefined,
+    size.inConversations > 0 ? await continuationRanking(trx, spaces, query, ranked[0]!.id) : undefined,
   ].filter((ranking) => ranking !== undefined);
   const fused = extended.length === 0 ? ranked : fuseRankings([...rankings, ...extended], RRF_K);
-  return { ranked: await arrangeFirstResults(trx, subject, query.text, fused), plan, restatements };
+  return { ranked: await arrangeFirstResults(trx, spaces, query.text, fused), plan, restatements };
 }
 
 /**
@@ -166,14 +167,14 @@ interface ResultText {
  */
 type FirstResultTexts = (count: number) => Promise<ResultText[]>;
 
-function firstResultTexts(trx: DbTransaction, subject: string, ranked: readonly FusedItem[]): FirstResultTexts {
+function firstResultTexts(trx: DbTransaction, spaces: SpaceKeys, ranked: readonly FusedItem[]): FirstResultTexts {
   // null: read, and expired since it was ranked.
   const texts = new Map<number, string | null>();
   return async (count) => {
     const first = ranked.slice(0, count).map((item) => item.id);
     const unread = first.filter((id) => !texts.has(id));
     unread.forEach((id) => texts.set(id, null));
-    for (const memory of await fetchMemories(trx, subject, unread, BRIDGE_SOURCE_CHARS)) texts.set(memory.id, memory.text);
+    for (const memory of await fetchMemories(trx, spaces, unread, BRIDGE_SOURCE_CHARS)) texts.set(memory.id, memory.text);
     return first.flatMap((id) => {
       const text = texts.get(id);
       return text == null ? [] : [{ id, text }];
@@ -192,10 +193,10 @@ function textHitsRanking(hits: readonly TextHit[], weight: number): RetrieverRan
  * "aunt", …), as a ranking of its own. When the memories do use the question's word, its full-text ranking
  * already finds them, and the other words would only bring in other people.
  */
-async function personRanking(trx: DbTransaction, subject: string, query: RankingQuery, subjectMemories: number): Promise<RetrieverRanking | undefined> {
+async function personRanking(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, subjectMemories: number): Promise<RetrieverRanking | undefined> {
   const { asked, searched } = personWords(query.text);
-  if (searched.length === 0 || (asked.length > 0 && (await subjectUsesTerms(trx, subject, asked.join(' '))))) return undefined;
-  const hits = await textRanking(trx, subject, query.filters, searched.join(' '), RANKING_DEPTH, subjectMemories);
+  if (searched.length === 0 || (asked.length > 0 && (await subjectUsesTerms(trx, spaces, asked.join(' '))))) return undefined;
+  const hits = await textRanking(trx, spaces, query.filters, searched.join(' '), RANKING_DEPTH, subjectMemories);
   return { ids: hits.map((hit) => hit.id), weight: PERSON_WEIGHT };
 }
 
@@ -207,7 +208,7 @@ async function personRanking(trx: DbTransaction, subject: string, query: Ranking
  */
 async function bridgeRanking(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   query: RankingQuery,
   words: string,
   firstTexts: FirstResultTexts,
@@ -217,7 +218,7 @@ async function bridgeRanking(
   const sources = await firstTexts(BRIDGE_SOURCES);
   const names = bridgeNames(query.text, sources.map((source) => source.text));
   if (names.length === 0) return undefined;
-  const hits = await textRanking(trx, subject, query.filters, `${words} ${names.join(' ')}`, RANKING_DEPTH, subjectMemories);
+  const hits = await textRanking(trx, spaces, query.filters, `${words} ${names.join(' ')}`, RANKING_DEPTH, subjectMemories);
   return textHitsRanking(hits, BRIDGE_WEIGHT);
 }
 
@@ -227,10 +228,10 @@ async function bridgeRanking(
  * order, at a small weight: it reorders the first results, it adds none. Undefined when every word is used or
  * nothing bridges.
  */
-async function meaningRanking(trx: DbTransaction, subject: string, query: RankingQuery, firstTexts: FirstResultTexts): Promise<RetrieverRanking | undefined> {
+async function meaningRanking(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, firstTexts: FirstResultTexts): Promise<RetrieverRanking | undefined> {
   const candidates = dictionaryWords(meaningCandidates(query.text));
   if (candidates.length === 0) return undefined;
-  const unused = await subjectUnusedWords(trx, subject, candidates);
+  const unused = await subjectUnusedWords(trx, spaces, candidates);
   if (unused.length === 0) return undefined;
   const sources = await firstTexts(MEANING_SOURCES);
   const bridged = bridgedByMeaning(unused, sources.map((source) => textWords(source.text)));
@@ -244,7 +245,7 @@ async function meaningRanking(trx: DbTransaction, subject: string, query: Rankin
  * weeks"). Such a memory shares few words with a question about it, so the memory remembered next after the best
  * result with the same session_id gets a small ranking of its own. Undefined when there is none.
  */
-async function continuationRanking(trx: DbTransaction, subject: string, query: RankingQuery, bestId: number): Promise<RetrieverRanking | undefined> {
-  const next = await nextInConversation(trx, subject, bestId, query.filters);
+async function continuationRanking(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, bestId: number): Promise<RetrieverRanking | undefined> {
+  const next = await nextInConversation(trx, spaces, bestId, query.filters);
   return next === undefined ? undefined : { ids: [next], weight: CONTINUATION_WEIGHT };
 }

@@ -14,6 +14,7 @@ import type {
   TombstoneReason,
   TombstoneRecord,
 } from '../db/memories/records.js';
+import type { SpaceRef } from '../spaces/spaces.js';
 
 /**
  * What the memory service takes and returns: domain values (camelCase, Dates, unrounded numbers), no wire
@@ -42,6 +43,8 @@ export interface RememberResult {
   /** The new memory, or under skip_if_near the one already stating the same fact. */
   readonly memoryId: number;
   readonly status: 'stored' | 'already_stored';
+  /** The space it is stored in. */
+  readonly space: SpaceRef;
   /** Already stored: the stored memory's text the incoming one was judged to state (kept as its restatement). */
   readonly matchedText: string | undefined;
   /** Live memories near the new text, best first (none under the insert policy, which does not look). */
@@ -51,9 +54,11 @@ export interface RememberResult {
 }
 
 /** A memory as recall and list return it. */
-export interface Memory extends Omit<MemoryRecord, 'textChars'> {
+export interface Memory extends Omit<MemoryRecord, 'textChars' | 'spaceKey'> {
   /** True when `text` was cut to fit the character budget. */
   readonly textTruncated: boolean;
+  /** The space it lives in. */
+  readonly space: SpaceRef;
 }
 
 export interface RecalledMemory extends Memory {
@@ -69,6 +74,8 @@ export interface RecallRequest {
   /** Budget on the total characters of memory text returned. */
   readonly maxChars: number;
   readonly filters: MemoryFilters;
+  /** The spaces to search, by id or name; undefined: the personal space. */
+  readonly spaces?: readonly string[] | undefined;
 }
 
 /** Why a result list is shorter than everything that matched: more ranked below the limit, or the budget ran out. */
@@ -87,6 +94,8 @@ export interface ListRequest {
   readonly after: ListPosition | undefined;
   readonly includeExpired: boolean;
   readonly filters: MemoryFilters;
+  /** The space to list, by id or name; undefined: the personal space. */
+  readonly space?: string | undefined;
 }
 
 /** A memory as list returns it: with the texts kept as restating it, oldest first. */
@@ -120,15 +129,18 @@ export interface CorrectResult {
   /** The new memory holding the corrected fact. */
   readonly memoryId: number;
   readonly replacedMemoryId: number;
+  readonly space: SpaceRef;
 }
 
 export interface ConfirmResult {
   readonly memoryId: number;
   readonly lastConfirmedAt: Date;
+  readonly space: SpaceRef;
 }
 
 export interface ForgetResult {
   readonly memoryId: number;
+  readonly space: SpaceRef;
 }
 
 export interface TombstonePage {

@@ -45,6 +45,28 @@ export const optionalString = (maxChars: number, description: string) =>
     .transform((value) => value ?? undefined)
     .meta({ description });
 
+/** Longest space name or id a tool takes (names are at most 80 characters, ids fewer). */
+export const SPACE_SELECTOR_CHARS = 200;
+/** Most spaces one recall searches. */
+export const MAX_RECALL_SPACES = 10;
+
+/** One space, by id (`personal`, `space:…`) or name; absent: the personal space. */
+export const spaceArgument = (description: string) => optionalString(SPACE_SELECTOR_CHARS, description);
+
+/** Several spaces (or one), by id or name; absent: the personal space. */
+export const spacesArgument = (description: string) =>
+  z
+    .union([
+      cleanString().trim().min(1, 'must not be empty').max(SPACE_SELECTOR_CHARS, `must be at most ${SPACE_SELECTOR_CHARS} characters`),
+      z
+        .array(cleanString().trim().min(1, 'must not be empty').max(SPACE_SELECTOR_CHARS, `must be at most ${SPACE_SELECTOR_CHARS} characters`))
+        .min(1, 'must name at least one space')
+        .max(MAX_RECALL_SPACES, `must name at most ${MAX_RECALL_SPACES} spaces`),
+    ])
+    .nullish()
+    .transform((value) => (value === null || value === undefined ? undefined : typeof value === 'string' ? [value] : value))
+    .meta({ description });
+
 /** Filter tags, normalised here (they are compared, never stored; already checked, so canonicalTags cannot refuse them); absent or null gives []. */
 export const tagList = (description: string) =>
   optionalGivenTagList(description).transform((tags) => (tags === undefined ? [] : canonicalTags(tags)));

@@ -3,8 +3,8 @@ import type { Prompt } from '../mcp/prompt.js';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { Brief } from '../memory/brief.js';
 import type { MemoryService } from '../memory/memory-service.js';
-import { boundedInteger } from './arguments.js';
-import { memoriesCount, memoryIdOutput, timestampOutput } from './output.js';
+import { boundedInteger, spaceArgument } from './arguments.js';
+import { memoriesCount, memoryIdOutput, presentSpace, spaceOutput, timestampOutput } from './output.js';
 
 /** About 500 tokens of memory text: small enough to load into every conversation. */
 export const BRIEF_DEFAULT_CHARS = 2_000;
@@ -18,6 +18,7 @@ const briefInput = z.strictObject({
     BRIEF_DEFAULT_CHARS,
     `Budget on the characters of memory text in the brief (default ${BRIEF_DEFAULT_CHARS}, about ${BRIEF_DEFAULT_CHARS / 4} tokens).`,
   ),
+  space: spaceArgument('The space to brief on, by name or id (see the spaces tool); omit for the user\'s personal space.'),
 });
 
 const briefMemoryOutput = z.strictObject({
@@ -35,7 +36,8 @@ const briefOutput = {
     .array(z.strictObject({ tag: z.string().nullable().meta({ description: 'The first tag of its memories; null: untagged.' }), memories: z.array(briefMemoryOutput) }))
     .meta({ description: 'The memories that matter most, grouped by tag, the most important group first.' }),
   shown: z.int().min(0),
-  stored: z.int().min(0).meta({ description: 'How many memories are stored about the user in all.' }),
+  stored: z.int().min(0).meta({ description: 'How many memories are stored in the space in all.' }),
+  space: spaceOutput,
   message: z.string(),
 };
 
@@ -54,8 +56,8 @@ export function briefTool(service: MemoryService): Tool {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     input: briefInput,
     output: briefOutput,
-    errors: ['INVALID_INPUT', 'DATABASE_ERROR'],
-    run: (args, context) => service.brief(context.subject, args.max_chars),
+    errors: ['INVALID_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'DATABASE_ERROR'],
+    run: (args, context) => service.brief(context, args.max_chars, args.space),
     present: (brief) => ({
       groups: brief.groups.map((group) => ({
         tag: group.tag,
@@ -71,6 +73,7 @@ export function briefTool(service: MemoryService): Tool {
       })),
       shown: brief.shown,
       stored: brief.stored,
+      space: presentSpace(brief.space),
       message: briefHeadline(brief),
     }),
   });

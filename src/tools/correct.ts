@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
-import { importance, memoryId, optionalGivenTagList, optionalString } from './arguments.js';
+import { importance, memoryId, optionalGivenTagList, optionalString, spaceArgument } from './arguments.js';
 import { REASON_CHARS } from './forget.js';
-import { memoryIdOutput } from './output.js';
+import { memoryIdOutput, presentSpace, spaceOutput } from './output.js';
 import { checkExpiresAt, REMEMBER_ERRORS, rememberInput } from './remember.js';
 
 /** remember's arguments (same validation), less the ones that make no sense for a replacement. */
@@ -15,6 +15,7 @@ export function correctInput(maxTextChars: number) {
       tags: optionalGivenTagList('Tags of the corrected fact; omit to keep the old memory\'s tags, [] for none.'),
       importance: importance('0 to 1; omit to keep the old memory\'s importance.'),
       reason: optionalString(REASON_CHARS, 'Why it changed, briefly (e.g. "user moved in 2025"). Kept with the record; no secrets.'),
+      space: spaceArgument('The space the memory is in, if you want that checked; the memory is found in any of the user\'s spaces without it, and the correction is stored in the same space.'),
     });
 }
 
@@ -33,13 +34,14 @@ export function correctTool(service: MemoryService, maxTextChars: number): Tool 
     output: {
       memory_id: memoryIdOutput('The new memory holding the corrected fact.'),
       replaced_memory_id: memoryIdOutput('The memory it replaced (no longer recalled).'),
+      space: spaceOutput,
       message: z.string(),
     },
-    errors: [...REMEMBER_ERRORS, 'NOT_FOUND'],
+    errors: REMEMBER_ERRORS,
     argumentNames: { note: 'reason', sourceProvider: 'source_provider', sessionId: 'session_id' },
     async run(args, context) {
       checkExpiresAt(args.expires_at);
-      return service.correct(context.subject, args.memory_id, {
+      return service.correct(context, args.memory_id, {
         text: args.text,
         tags: args.tags,
         importance: args.importance,
@@ -48,11 +50,12 @@ export function correctTool(service: MemoryService, maxTextChars: number): Tool 
         sessionId: args.session_id,
         expiresAt: args.expires_at,
         note: args.reason,
-      });
+      }, args.space);
     },
     present: (result) => ({
       memory_id: result.memoryId,
       replaced_memory_id: result.replacedMemoryId,
+      space: presentSpace(result.space),
       message: `Corrected; memory ${result.replacedMemoryId} was replaced by memory ${result.memoryId}`,
     }),
   });

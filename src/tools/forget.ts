@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
-import { memoryId, optionalString } from './arguments.js';
-import { memoryIdOutput } from './output.js';
+import { memoryId, optionalString, spaceArgument } from './arguments.js';
+import { memoryIdOutput, presentSpace, spaceOutput } from './output.js';
 
 export const REASON_CHARS = 500;
 
@@ -20,11 +20,12 @@ export function forgetTool(service: MemoryService): Tool {
     input: z.strictObject({
       memory_id: memoryId('The memory to forget.'),
       reason: optionalString(REASON_CHARS, 'Why it is forgotten, briefly (e.g. "user asked"). Kept with the record; no secrets.'),
+      space: spaceArgument('The space the memory is in, if you want that checked; the memory is found in any of the user\'s spaces without it.'),
     }),
-    output: { memory_id: memoryIdOutput('The forgotten memory.'), message: z.string() },
-    errors: ['INVALID_INPUT', 'SECRET_REJECTED', 'NOT_FOUND', 'DATABASE_ERROR'],
+    output: { memory_id: memoryIdOutput('The forgotten memory.'), space: spaceOutput, message: z.string() },
+    errors: ['INVALID_INPUT', 'SECRET_REJECTED', 'NOT_FOUND', 'FORBIDDEN', 'DATABASE_ERROR'],
     argumentNames: { note: 'reason' },
-    run: (args, context) => service.forget(context.subject, args.memory_id, args.reason),
-    present: (result) => ({ memory_id: result.memoryId, message: 'Forgotten; it will not be recalled again' }),
+    run: (args, context) => service.forget(context, args.memory_id, args.reason, args.space),
+    present: (result) => ({ memory_id: result.memoryId, space: presentSpace(result.space), message: 'Forgotten; it will not be recalled again' }),
   });
 }

@@ -4,7 +4,7 @@ import { defineTool, type Tool } from '../mcp/tool.js';
 import { hasFilters } from '../memory/filters.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import type { ListResult } from '../memory/types.js';
-import { boundedInteger, cleanString } from './arguments.js';
+import { boundedInteger, cleanString, spaceArgument } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { listedRestatementOutput, memoriesCount, memoryOutput, presentListedRestatement, presentMemory } from './output.js';
@@ -29,6 +29,7 @@ const listInput = z.strictObject({
     RECALL_LIMITS.defaultChars,
     'Budget on the total characters of memory text on this page (default 10000); the page ends before the first memory that would exceed it.',
   ),
+  space: spaceArgument('The space to list, by name or id (see the spaces tool); omit for the user\'s personal space. Give the same space with the cursor.'),
 });
 
 const listOutput = {
@@ -58,16 +59,17 @@ export function listMemoriesTool(service: MemoryService): Tool {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     input: listInput,
     output: listOutput,
-    errors: ['INVALID_INPUT', 'DATABASE_ERROR'],
+    errors: ['INVALID_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'DATABASE_ERROR'],
     async run(args, context) {
       const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor);
       if (args.cursor !== undefined && after === undefined) throw invalidInput('cursor: is not a cursor returned by list_memories');
-      return service.list(context.subject, {
+      return service.list(context, {
         limit: args.limit,
         maxChars: args.max_chars,
         after,
         includeExpired: args.include_expired,
         filters: toFilters(args),
+        space: args.space,
       });
     },
     present: (result, args) => presentList(result, { firstPage: args.cursor === undefined, filtered: hasFilters(toFilters(args)) }),

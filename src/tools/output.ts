@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Memory, StoredRestatement } from '../memory/types.js';
+import type { SpaceRef } from '../spaces/spaces.js';
 
 /**
  * Building blocks of the tools' output schemas and presenters: the wire's snake_case fields, ISO 8601 strings
@@ -15,6 +16,16 @@ export const rounded = (value: number): number => Math.round(value * 10_000) / 1
 
 export const scoreOutput = (description: string) => z.number().min(0).max(1).meta({ description });
 
+/** The space a memory lives in. */
+export const spaceOutput = z
+  .strictObject({
+    id: z.string().meta({ description: '"personal", or the shared space\'s id ("space:…").' }),
+    name: z.string(),
+  })
+  .meta({ description: 'The space it is stored in.' });
+
+export const presentSpace = (space: SpaceRef): z.output<typeof spaceOutput> => ({ id: space.id, name: space.name });
+
 /** A memory as recall and list_memories show it. */
 export const memoryOutput = {
   memory_id: memoryIdOutput('Use it with correct, forget or confirm.'),
@@ -28,6 +39,7 @@ export const memoryOutput = {
   created_at: timestampOutput('When it was stored.'),
   last_confirmed_at: timestampOutput('When it was last known to be true.'),
   expires_at: timestampOutput('After this, it is no longer recalled.').nullable(),
+  space: spaceOutput,
 };
 
 export function presentMemory(memory: Memory): z.output<z.ZodObject<typeof memoryOutput>> {
@@ -43,6 +55,7 @@ export function presentMemory(memory: Memory): z.output<z.ZodObject<typeof memor
     created_at: memory.createdAt.toISOString(),
     last_confirmed_at: memory.lastConfirmedAt.toISOString(),
     expires_at: memory.expiresAt === null ? null : memory.expiresAt.toISOString(),
+    space: presentSpace(memory.space),
   };
 }
 

@@ -3,7 +3,7 @@ import { defineTool, type Tool } from '../mcp/tool.js';
 import { hasFilters } from '../memory/filters.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import type { RecallResult } from '../memory/types.js';
-import { boundedInteger, requiredText } from './arguments.js';
+import { boundedInteger, requiredText, spacesArgument } from './arguments.js';
 import { filterArguments, toFilters } from './filter-arguments.js';
 import { memoriesCount, memoryOutput, presentMemory, rounded, scoreOutput, timestampOutput } from './output.js';
 
@@ -17,6 +17,9 @@ export function recallInput() {
     ),
     limit: boundedInteger(1, RECALL_LIMITS.maxLimit, RECALL_LIMITS.defaultLimit, 'Most memories to return (default 10, at most 50).'),
     ...filterArguments,
+    space: spacesArgument(
+      'The space to search, by name or id, or a list of them to search at once (see the spaces tool). Omit for the user\'s personal space. Each result says which space it is in.',
+    ),
     max_chars: boundedInteger(
       RECALL_LIMITS.minChars,
       RECALL_LIMITS.maxChars,
@@ -65,9 +68,9 @@ export function recallTool(service: MemoryService): Tool {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     input: recallInput(),
     output: recallOutput,
-    errors: ['INVALID_INPUT', 'EMBEDDING_ERROR', 'DATABASE_ERROR'],
+    errors: ['INVALID_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'EMBEDDING_ERROR', 'DATABASE_ERROR'],
     run: (args, context) =>
-      service.recall(context.subject, { query: args.query, limit: args.limit, maxChars: args.max_chars, filters: toFilters(args) }),
+      service.recall(context, { query: args.query, limit: args.limit, maxChars: args.max_chars, filters: toFilters(args), spaces: args.space }),
     present: (result, args) => presentRecall(result, hasFilters(toFilters(args))),
   });
 }

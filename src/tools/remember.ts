@@ -3,8 +3,8 @@ import { invalidInput } from '../errors.js';
 import { defineTool, type Tool } from '../mcp/tool.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import type { DedupPolicy, NearMemory, RememberResult, TombstoneMatch } from '../memory/types.js';
-import { givenTagList, importance, optionalEnum, optionalString, requiredText, timestamp } from './arguments.js';
-import { memoryIdOutput, rounded, scoreOutput, timestampOutput } from './output.js';
+import { givenTagList, importance, optionalEnum, optionalString, requiredText, spaceArgument, timestamp } from './arguments.js';
+import { memoryIdOutput, presentSpace, rounded, scoreOutput, spaceOutput, timestampOutput } from './output.js';
 
 /** Allowed clock skew for last_confirmed_at ("now" on the caller's clock may be slightly ahead of ours). */
 const CLOCK_SKEW_MS = 60_000;
@@ -33,6 +33,9 @@ export function rememberInput(maxTextChars: number) {
     ),
     expires_at: timestamp('When the fact stops being true (ISO 8601 with time zone); recall ignores it afterwards.'),
     last_confirmed_at: timestamp('When the fact was last verified (ISO 8601 with time zone); defaults to now.'),
+    space: spaceArgument(
+      'The space to store it in, by name or id (see the spaces tool). Omit for the user\'s personal space; name a shared space (a household, a team) only for a fact meant for everyone in it.',
+    ),
   });
 }
 
@@ -57,6 +60,7 @@ const previouslyCorrectedOutput = z.strictObject({
 
 const rememberOutput = {
   memory_id: memoryIdOutput('The stored memory, or the one already stating the same fact ("Already remembered").'),
+  space: spaceOutput,
   message: z.string(),
   matched_text: z
     .string()
@@ -70,7 +74,7 @@ const rememberOutput = {
 };
 
 /** The errors remember can answer with; correct can answer them too. */
-export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'QUOTA_EXCEEDED', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
+export const REMEMBER_ERRORS = ['INVALID_INPUT', 'SECRET_REJECTED', 'QUOTA_EXCEEDED', 'NOT_FOUND', 'FORBIDDEN', 'EMBEDDING_ERROR', 'DATABASE_ERROR'] as const;
 
 export function rememberTool(service: MemoryService, maxTextChars: number): Tool {
   return defineTool({
@@ -95,7 +99,7 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
         throw invalidInput('last_confirmed_at: must not be in the future');
       }
       return service.remember(
-        context.subject,
+        context,
         {
           text: args.text,
           tags: args.tags,
@@ -107,6 +111,7 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
           lastConfirmedAt: args.last_confirmed_at,
         },
         args.dedup_policy,
+        args.space,
       );
     },
     present: (result, args) => presentRemember(result, args.dedup_policy),
@@ -116,7 +121,7 @@ export function rememberTool(service: MemoryService, maxTextChars: number): Tool
 function presentRemember(result: RememberResult, policy: DedupPolicy): z.output<z.ZodObject<typeof rememberOutput>> {
   const near = result.nearDuplicates.map(presentNearDuplicate);
   if (result.status === 'already_stored') {
-    return { memory_id: result.memoryId, message: 'Already remembered', ...(result.matchedText === undefined ? {} : { matched_text: result.matchedText }), near_duplicates: near };
+    return { memory_id: result.memoryId, space: presentSpace(result.space), message: 'Already remembered', ...(result.matchedText === undefined ? {} : { matched_text: result.matchedText }), near_duplicates: near };
   }
   const corrected = result.previouslyCorrected;
   const notes = [
@@ -125,6 +130,7 @@ function presentRemember(result: RememberResult, policy: DedupPolicy): z.output<
   ].filter((note) => note !== '');
   return {
     memory_id: result.memoryId,
+    space: presentSpace(result.space),
     message: notes.length === 0 ? 'Remembered' : `Remembered; ${notes.join('; ')}`,
     // Under ask always; under skip_if_near whenever the message names similar memories (the spec's fields plus that).
     ...(policy === 'ask' || near.length > 0 ? { near_duplicates: near } : {}),

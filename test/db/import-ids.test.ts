@@ -53,7 +53,7 @@ describe.each(engines)('import ids on %s', (engine) => {
     const ids = [...memories, ...tombstones].map((row) => row.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const [index, row] of memories.entries()) {
-      if (index % 2 === 0) await expect(service.forget(subject, row.id, undefined)).resolves.toEqual({ memoryId: row.id });
+      if (index % 2 === 0) await expect(service.forget(subject, row.id, undefined)).resolves.toEqual({ memoryId: row.id, space: { id: 'personal', name: 'Personal' } });
       else await expect(service.correct(subject, row.id, { text: `${row.text} (corrected)`, tags: undefined, importance: undefined, sourceProvider: undefined, captureMode: undefined, sessionId: undefined, expiresAt: undefined, note: undefined })).resolves.toMatchObject({ replacedMemoryId: row.id });
     }
   }

@@ -179,6 +179,8 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
         await sql`grant select, insert on memory_restatements to restatement_reader`.execute(db);
         // The restatement count's trigger runs as the writer, as it does for the service's role.
         await sql`grant select, update on subject_stats to restatement_reader`.execute(db);
+        // Row-level security reads memberships (migration 0020) as the reader too.
+        await sql`grant select on spaces, space_members to restatement_reader`.execute(db);
       }
       const asSubject = <T>(subject: string, body: (trx: Transaction<Database>) => Promise<T>) =>
         db.transaction().execute(async (trx) => {

@@ -70,6 +70,8 @@ describe('fitToBudget', () => {
     createdAt: new Date(0),
     lastConfirmedAt: new Date(0),
     expiresAt: null,
+    spaceKey: 'alice',
+    author: null,
   });
 
   it('keeps rows in order while they fit, and never skips ahead', () => {

@@ -11,6 +11,7 @@ export interface ExternalVerifierOptions {
   readonly issuer: string;
   readonly audience: string;
   readonly subjectClaim: string;
+  readonly membershipClaim?: string | undefined;
   /** Least time between two JWKS fetches caused by unknown key ids. Default 30 s. */
   readonly jwksCooldownSeconds?: number;
   /** Keys older than this are refetched on next use. Default 10 min. */
@@ -63,6 +64,7 @@ export function createExternalVerifier(options: ExternalVerifierOptions): Extern
     issuer: options.issuer,
     audience: options.audience,
     subjectClaim: options.subjectClaim,
+    membershipClaim: options.membershipClaim,
     algorithms: ALGORITHMS,
     // Keycloak, Auth0 and Entra ID issue plain `typ: JWT` access tokens.
     requireAccessTokenType: false,

@@ -1,11 +1,18 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { parseScopes } from '../scopes.js';
+import { parseScopes, spaceLimitOf } from '../scopes.js';
 import { subjectProblem } from '../subject.js';
 
-/** Who is calling: every memory belongs to `subject`. */
+/** Who is calling: the subject, and the spaces their memories are in that this token may use. */
 export interface AuthInfo {
   readonly subject: string;
   readonly scopes: readonly string[];
+  /**
+   * The keys of the spaces the token is limited to (its `space:…` scopes, `space:personal` for the subject's own);
+   * undefined: every space the subject is a member of.
+   */
+  readonly spaceLimit: readonly string[] | undefined;
+  /** The values of the membership claim (OAuthMembershipClaim): groups that spaces may grant membership to. */
+  readonly groups: readonly string[] | undefined;
   readonly clientId: string | undefined;
   readonly expiresAt: number | undefined;
 }
@@ -30,6 +37,8 @@ export interface JwtVerifierOptions {
   readonly issuer: string;
   readonly audience: string;
   readonly subjectClaim: string;
+  /** The claim whose values (an array, or a space-separated string) name groups a space may be shared with. */
+  readonly membershipClaim?: string | undefined;
   /** Resolves the verification key from the token header (local key set or remote JWKS). */
   readonly getKey: JWTVerifyGetKey;
   readonly algorithms: readonly string[];
@@ -77,14 +86,25 @@ export function createJwtVerifier(options: JwtVerifierOptions): TokenVerifier {
       const problem = subjectProblem(subject, options.subjectClaim);
       if (problem !== undefined) throw new TokenError(`subject not accepted: ${problem}`);
       const clientId = payload.client_id ?? payload.azp;
+      const scopes = parseScopes(payload.scope ?? payload.scp);
       return {
         subject,
-        scopes: parseScopes(payload.scope ?? payload.scp),
+        scopes,
+        spaceLimit: spaceLimitOf(scopes, subject),
+        groups: options.membershipClaim === undefined ? undefined : groupsOf(payload[options.membershipClaim]),
         clientId: typeof clientId === 'string' ? clientId : undefined,
         expiresAt: payload.exp,
       };
     },
   };
+}
+
+/** At most this many groups are taken from a token: row-level security reads them in every statement. */
+const MAX_GROUPS = 100;
+
+function groupsOf(claim: unknown): readonly string[] | undefined {
+  const values = parseScopes(claim).filter((group) => group.length <= 200);
+  return values.length === 0 ? undefined : values.slice(0, MAX_GROUPS);
 }
 
 function describeJoseError(error: unknown, audience: string): string {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DbTransaction } from '../schema.js';
-import { notExpired } from './filters.js';
+import { inSpaces, notExpired, type SpaceKeys } from './filters.js';
 import { memoryColumns, toMemoryRecord, type MemoryRow } from './read-memories.js';
 import type { MemoryRecord } from './records.js';
 
@@ -13,30 +13,30 @@ export interface BriefCandidate extends MemoryRecord {
  * The candidates for a brief: the subject's `perList` most recently confirmed (or corrected: a correction is a new
  * memory) live memories, its `perList` most important and its `perList` most recalled, each list read from an index.
  */
-export async function briefCandidates(trx: DbTransaction, subject: string, perList: number, maxChars: number): Promise<BriefCandidate[]> {
+export async function briefCandidates(trx: DbTransaction, spaces: SpaceKeys, perList: number, maxChars: number): Promise<BriefCandidate[]> {
   const { rows } = await sql<MemoryRow & { recalls: number | null }>`
     with picked as (
-      (select id from memories where subject = ${subject} and ${notExpired}
+      (select id from memories where ${inSpaces('subject', spaces)} and ${notExpired}
         order by last_confirmed_at desc, id desc limit ${perList})
       union
-      (select id from memories where subject = ${subject} and ${notExpired}
+      (select id from memories where ${inSpaces('subject', spaces)} and ${notExpired}
         order by importance desc, last_confirmed_at desc, id desc limit ${perList})
       union
-      (select memory_id from memory_recalls where subject = ${subject}
+      (select memory_id from memory_recalls where ${inSpaces('subject', spaces)}
         order by recalls desc, memory_id desc limit ${perList})
     )
     select ${memoryColumns(maxChars)},
            (select recalls from memory_recalls where memory_recalls.memory_id = memories.id) as recalls
       from memories
-     where subject = ${subject} and id in (select id from picked) and ${notExpired}`.execute(trx);
+     where ${inSpaces('subject', spaces)} and id in (select id from picked) and ${notExpired}`.execute(trx);
   return rows.map((row) => ({ ...toMemoryRecord(row), recalls: Number(row.recalls ?? 0) }));
 }
 
-/** Counts one recall of each of these memories (those still stored). */
-export async function recordRecalls(trx: DbTransaction, subject: string, ids: readonly number[]): Promise<void> {
+/** Counts one recall of each of these memories (those still stored, of the spaces the transaction may read). */
+export async function recordRecalls(trx: DbTransaction, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
   await sql`
     insert into memory_recalls (memory_id, subject, recalls)
-      select id, subject, 1 from memories where subject = ${subject} and id = any(${ids.map(String)}::bigint[])
+      select id, subject, 1 from memories where id = any(${ids.map(String)}::bigint[])
       on conflict (memory_id) do update set recalls = memory_recalls.recalls + 1, last_recalled_at = now()`.execute(trx);
 }

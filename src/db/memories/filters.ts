@@ -2,12 +2,25 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { MemoryFilters } from './records.js';
 
 /**
+ * The spaces a read covers, by key (the `subject` column of every space-keyed table, migration 0020): one, or
+ * several (a recall over several spaces).
+ */
+export type SpaceKeys = string | readonly string[];
+
+/** `column` is one of `spaces`: a plain equality for one space, so that its plans are those of one subject. */
+export function inSpaces(column: string, spaces: SpaceKeys): RawBuilder<SqlBool> {
+  if (typeof spaces === 'string') return sql<SqlBool>`${sql.ref(column)} = ${spaces}`;
+  if (spaces.length === 1) return sql<SqlBool>`${sql.ref(column)} = ${spaces[0]}`;
+  return sql<SqlBool>`${sql.ref(column)} = any(${[...spaces]}::text[])`;
+}
+
+/**
  * The WHERE conditions shared by recall and list_memories, over unqualified columns of `memories`.
- * The subject condition is always first: every query is scoped in SQL, row-level security being only
+ * The space condition is always first: every query is scoped in SQL, row-level security being only
  * the second line of defence.
  */
-export function memoryConditions(subject: string, filters: MemoryFilters, options: { includeExpired?: boolean } = {}): RawBuilder<unknown> {
-  const conditions: RawBuilder<unknown>[] = [sql`subject = ${subject}`];
+export function memoryConditions(spaces: SpaceKeys, filters: MemoryFilters, options: { includeExpired?: boolean } = {}): RawBuilder<unknown> {
+  const conditions: RawBuilder<unknown>[] = [inSpaces('subject', spaces)];
   if (options.includeExpired !== true) conditions.push(notExpired);
   if (filters.tags.length > 0) {
     // Both operators are served by the GIN index on tags.

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
-import { notExpired } from './filters.js';
+import { notExpired, type SpaceKeys, inSpaces } from './filters.js';
 
 /** One of recall's first results with what arranging them needs (recall-time.ts, recall-coverage.ts). */
 export interface FirstResult {
@@ -19,7 +19,7 @@ export interface FirstResult {
  * to every other of them: one statement, whatever the count. Vectors of another model (a re-embedding under way)
  * are not compared.
  */
-export async function readFirstResults(trx: DbTransaction, subject: string, ids: readonly number[], maxChars: number): Promise<FirstResult[]> {
+export async function readFirstResults(trx: DbTransaction, spaces: SpaceKeys, ids: readonly number[], maxChars: number): Promise<FirstResult[]> {
   if (ids.length === 0) return [];
   const wanted = ids.map(String);
   const { rows } = await prepared(sql<{ id: string | number; text: string; created_at: Date; last_confirmed_at: Date; similarities: (number | string | null)[] }>`
@@ -27,10 +27,10 @@ export async function readFirstResults(trx: DbTransaction, subject: string, ids:
            array(select case when b.embedding_model = a.embedding_model and b.embedding_dimensions = a.embedding_dimensions
                              then 1 - (a.embedding <=> b.embedding) end
                    from unnest(${wanted}::bigint[]) with ordinality as other(id, position)
-                   left join memories b on b.subject = ${subject} and b.id = other.id
+                   left join memories b on ${inSpaces('b.subject', spaces)} and b.id = other.id
                   order by other.position) as similarities
       from memories a
-     where a.subject = ${subject} and a.id = any(${wanted}::bigint[]) and ${notExpired}`).execute(trx);
+     where ${inSpaces('a.subject', spaces)} and a.id = any(${wanted}::bigint[]) and ${notExpired}`).execute(trx);
   return rows.map((row) => ({
     id: Number(row.id),
     text: row.text,

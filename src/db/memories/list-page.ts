@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { DbTransaction } from '../schema.js';
-import { memoryConditions } from './filters.js';
+import { memoryConditions, type SpaceKeys } from './filters.js';
 import { memoryColumns, toMemoryRecord, type MemoryRow } from './read-memories.js';
 import type { ListPosition, MemoryFilters, MemoryRecord } from './records.js';
 
@@ -26,13 +26,13 @@ export function microsecondsUtc(column: string): RawBuilder<string> {
  * Up to `rows` of the subject's memories, newest first, after `request.after`.
  * Keyset pagination over the (subject, created_at desc, id desc) index: pages stay stable and cheap at any depth.
  */
-export async function listPage(trx: DbTransaction, subject: string, request: ListPageRequest, rows: number): Promise<ListedMemory[]> {
+export async function listPage(trx: DbTransaction, spaces: SpaceKeys, request: ListPageRequest, rows: number): Promise<ListedMemory[]> {
   const after = request.after === undefined ? sql`true` : sql`(created_at, id) < (${request.after.createdAt}::timestamptz, ${request.after.id})`;
   const result = await sql<MemoryRow & { position: string }>`
     select ${memoryColumns(request.maxChars)},
            ${microsecondsUtc('created_at')} as position
       from memories
-     where ${memoryConditions(subject, request.filters, { includeExpired: request.includeExpired })} and ${after}
+     where ${memoryConditions(spaces, request.filters, { includeExpired: request.includeExpired })} and ${after}
      order by created_at desc, id desc
      limit ${rows}`.execute(trx);
   return result.rows.map((row) => {

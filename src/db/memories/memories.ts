@@ -71,6 +71,7 @@ function insertQuery(trx: DbTransaction, subject: string, memory: NewMemory, vec
       embedding_dimensions: vector.dimensions,
       passage_embeddings: passagesParameter(vectors),
       ...(timestamps === undefined ? {} : { created_at: timestamps.createdAt, updated_at: timestamps.updatedAt }),
+      ...(memory.author === undefined ? {} : { author: memory.author }),
     });
 }
 

@@ -31,6 +31,8 @@ export interface NewMemory {
   readonly expiresAt: Date | undefined;
   /** Undefined: the insertion time. */
   readonly lastConfirmedAt: Date | undefined;
+  /** Who wrote it, when not the space's own subject (a member of a shared space); undefined: the space's subject. */
+  readonly author?: string | undefined;
 }
 
 /** A stored memory as recall and list_memories read it. */
@@ -48,6 +50,10 @@ export interface MemoryRecord {
   readonly createdAt: Date;
   readonly lastConfirmedAt: Date;
   readonly expiresAt: Date | null;
+  /** The key of the space it lives in (its `subject` column). */
+  readonly spaceKey: string;
+  /** Who wrote it, when not the space's own subject (a member of a shared space). */
+  readonly author: string | null;
 }
 
 /** A live memory near a new text (remember's near-duplicates). */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { vectorParameter, type StoredVector } from '../pgvector.js';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
-import { memoryConditions } from './filters.js';
+import { memoryConditions, type SpaceKeys, inSpaces } from './filters.js';
 import type { MemoryFilters } from './records.js';
 
 /** A restatement recall found: nearer the question than its memory's own text, or sharing words with it. */
@@ -40,7 +40,7 @@ interface HitRow {
  */
 export async function restatementRanking(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   filters: MemoryFilters,
   words: string,
   vector: StoredVector | undefined,
@@ -64,8 +64,8 @@ export async function restatementRanking(
         cross join probe
         cross join lateral (select case when ${sameModel('memories')} then memories.embedding <=> probe.vector end as distance
                               from memories
-                             where memories.id = r.memory_id and ${memoryConditions(subject, filters)}) as own
-       where r.subject = ${subject}),
+                             where memories.id = r.memory_id and ${memoryConditions(spaces, filters)}) as own
+       where ${inSpaces('r.subject', spaces)}),
     nearer as (
       select * from scored where distance < coalesce(memory_distance, 2) order by distance, id desc limit ${depth}),
     worded as (

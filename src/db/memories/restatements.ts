@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { vectorParameter, type StoredVector } from '../pgvector.js';
 import type { DbTransaction, RestatementJson } from '../schema.js';
+import { inSpaces, type SpaceKeys } from './filters.js';
 import type { NewMemory, Restatement, StoredRestatement } from './records.js';
 
 /** A restatement to store: the incoming memory's fields that a restatement keeps, and its creation time on import. */
@@ -95,13 +96,13 @@ function toRestatement(row: RestatementRow): StoredRestatement {
 }
 
 /** The restatements of the subject's memories `memoryIds`, oldest first, grouped by memory id. */
-export async function restatementsOf(trx: DbTransaction, subject: string, memoryIds: readonly number[]): Promise<Map<number, StoredRestatement[]>> {
+export async function restatementsOf(trx: DbTransaction, spaces: SpaceKeys, memoryIds: readonly number[]): Promise<Map<number, StoredRestatement[]>> {
   const grouped = new Map<number, StoredRestatement[]>();
   if (memoryIds.length === 0) return grouped;
   const { rows } = await sql<RestatementRow>`
     select id, memory_id, text, tags, source_provider, capture_mode, session_id, created_at
       from memory_restatements
-     where subject = ${subject} and memory_id = any(${[...memoryIds]}::bigint[])
+     where ${inSpaces('subject', spaces)} and memory_id = any(${[...memoryIds]}::bigint[])
      order by memory_id, created_at, id`.execute(trx);
   for (const row of rows) {
     const restatement = toRestatement(row);

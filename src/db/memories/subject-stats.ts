@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { DbTransaction } from '../schema.js';
+import { inSpaces, type SpaceKeys } from './filters.js';
 
 /** The subject's number of memories, expired ones included, as kept by triggers (migration 0005). */
 export async function subjectMemoryCount(trx: DbTransaction, subject: string): Promise<number> {
@@ -19,21 +20,22 @@ export interface SubjectSize {
   readonly restatements: number;
 }
 
-export async function subjectSize(trx: DbTransaction, subject: string): Promise<SubjectSize> {
-  const { rows } = await subjectSizeQuery(subject).execute(trx);
+export async function subjectSize(trx: DbTransaction, spaces: SpaceKeys): Promise<SubjectSize> {
+  const { rows } = await subjectSizeQuery(spaces).execute(trx);
   return toSubjectSize(rows[0]);
 }
 
 /**
- * subjectSize's query, one row (the subject's counts null when it has no memories yet), for a statement that reads
- * it along with something else. The subject's subject_stats row is looked up once for both its counts.
+ * subjectSize's query, one row (the counts null when the spaces have no memories yet), for a statement that reads
+ * it along with something else. Each space's subject_stats row is looked up once for all its counts; several
+ * spaces' counts are added up (a recall over several spaces ranks them as one set).
  */
-export function subjectSizeQuery(subject: string): RawBuilder<SubjectSizeRow> {
+export function subjectSizeQuery(spaces: SpaceKeys): RawBuilder<SubjectSizeRow> {
   return sql<SubjectSizeRow>`
-    select stats.memories, stats.in_conversations, stats.restatements,
+    select sum(stats.memories) as memories, sum(stats.in_conversations) as in_conversations, sum(stats.restatements) as restatements,
            (select reltuples::float8 from pg_class where oid = to_regclass('memories')) as table_rows
-      from (select 1) as one
-      left join subject_stats as stats on stats.subject = ${subject}`;
+      from subject_stats as stats
+     where ${inSpaces('stats.subject', spaces)}`;
 }
 
 export interface SubjectSizeRow {

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
-import { memoryConditions } from './filters.js';
+import { memoryConditions, type SpaceKeys, inSpaces } from './filters.js';
 import type { MemoryFilters } from './records.js';
 
 /**
@@ -47,13 +47,13 @@ export interface TextHit {
  */
 export async function textRanking(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   filters: MemoryFilters,
   query: string,
   depth: number,
   subjectMemories: number,
 ): Promise<TextHit[]> {
-  const { rows } = await prepared(textRankingQuery(subject, filters, query, depth, subjectMemories)).execute(trx);
+  const { rows } = await prepared(textRankingQuery(spaces, filters, query, depth, subjectMemories)).execute(trx);
   return rows.map(toTextHit);
 }
 
@@ -72,7 +72,7 @@ export function toTextHit(row: TextHitRow): TextHit {
 export const TEXT_RANKING_ORDER = sql`score desc, id desc`;
 
 /** textRanking's statement, for one that runs it along with something else (walkIndexWith). */
-export function textRankingQuery(subject: string, filters: MemoryFilters, query: string, depth: number, subjectMemories: number): RawBuilder<TextHitRow> {
+export function textRankingQuery(spaces: SpaceKeys, filters: MemoryFilters, query: string, depth: number, subjectMemories: number): RawBuilder<TextHitRow> {
   // Sums run in the query's lexeme order (tsvector_to_array's), so a score is the same number whichever way its
   // rows were found; ties fall to the newer memory. Lexemes are quoted into tsquery's input syntax, so
   // punctuation in identifiers cannot be read as operators.
@@ -80,7 +80,7 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
     with counted as materialized (
       select position, lexeme,
              (select count(*) from (select 1 from memory_terms
-                                     where memory_terms.subject = ${subject} and memory_terms.lexeme = words.lexeme
+                                     where ${inSpaces('memory_terms.subject', spaces)} and memory_terms.lexeme = words.lexeme
                                      limit ${COMMON_TERM_ROWS}) as capped)::float8 as df
         from unnest(tsvector_to_array(to_tsvector('english', ${query}))) with ordinality as words (lexeme, position)),
     weights as materialized (
@@ -90,7 +90,7 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
     found as materialized (
       select memory_terms.memory_id as id, weights.position, weights.idf, memory_terms.rank
         from weights
-        join memory_terms on memory_terms.subject = ${subject} and memory_terms.lexeme = weights.lexeme
+        join memory_terms on ${inSpaces('memory_terms.subject', spaces)} and memory_terms.lexeme = weights.lexeme
        where weights.df < ${COMMON_TERM_ROWS}),
     -- Summed in the query's word order, as the final score is: the rows reach each group sorted by position
     -- (an aggregate's own ORDER BY sorts every group apart: most of this query's time for a large subject).
@@ -102,7 +102,7 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
     passing as materialized (
       select ranked.id, ranked.score, ranked.matched
         from (select id, score, matched from partial order by score desc, id desc) as ranked
-        cross join lateral (select 1 from memories where memories.id = ranked.id and ${memoryConditions(subject, filters)} limit 1) as live
+        cross join lateral (select 1 from memories where memories.id = ranked.id and ${memoryConditions(spaces, filters)} limit 1) as live
        order by ranked.score desc, ranked.id desc
        limit ${depth}),
     -- The most that common words can add to a candidate's score.
@@ -122,7 +122,7 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
       select contenders.id, row.search_vector
         from contenders
         cross join lateral (select search_vector from memories
-                             where memories.id = contenders.id and ${memoryConditions(subject, filters)} limit 1) as row),
+                             where memories.id = contenders.id and ${memoryConditions(spaces, filters)} limit 1) as row),
     matches as (
       select found.id, found.position, found.idf, found.rank from found join live on live.id = found.id
       union all
@@ -145,21 +145,21 @@ export function textRankingQuery(subject: string, filters: MemoryFilters, query:
  * in their order; a word PostgreSQL's stemmer drops (a stop word) is not returned. Each lexeme is looked up by the
  * primary key; prepared, since a recall with such words asks it.
  */
-export async function subjectUnusedWords(trx: DbTransaction, subject: string, words: readonly string[]): Promise<string[]> {
+export async function subjectUnusedWords(trx: DbTransaction, spaces: SpaceKeys, words: readonly string[]): Promise<string[]> {
   const { rows } = await prepared(sql<{ word: string }>`
     select asked.word
       from unnest(${[...words]}::text[]) with ordinality as asked(word, position)
      cross join lateral unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
-     where not exists (select 1 from memory_terms where subject = ${subject} and lexeme = stem.lexeme)
+     where not exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme)
      order by asked.position`).execute(trx);
   return [...new Set(rows.map((row) => row.word))];
 }
 
 /** Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone). */
-export async function subjectUsesTerms(trx: DbTransaction, subject: string, words: string): Promise<boolean> {
+export async function subjectUsesTerms(trx: DbTransaction, spaces: SpaceKeys, words: string): Promise<boolean> {
   const { rows } = await sql<{ used: boolean }>`
     select exists (select 1 from memory_terms
-                    where subject = ${subject}
+                    where ${inSpaces('subject', spaces)}
                       and lexeme = any(tsvector_to_array(to_tsvector('english', ${words})))) as used`.execute(trx);
   return rows[0]?.used === true;
 }

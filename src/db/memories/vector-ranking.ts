@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { indexedCosineDistance, isIndexable, vectorParameter, type StoredVector } from '../pgvector.js';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
-import { hasFilters, memoryConditions, NO_FILTERS } from './filters.js';
+import { hasFilters, memoryConditions, NO_FILTERS, type SpaceKeys } from './filters.js';
 import type { MemoryFilters } from './records.js';
 import { subjectSizeQuery, toSubjectSize, type SubjectSize, type SubjectSizeRow } from './subject-stats.js';
 
@@ -73,14 +73,14 @@ function probeDistance(passages: boolean | undefined): RawBuilder<number> {
  */
 export async function vectorRanking<T = never>(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   filters: MemoryFilters,
   vector: StoredVector,
   depth: number,
   options: VectorPlanOptions,
   alongside?: Alongside<T>,
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] | undefined }> {
-  const where = vectorConditions(subject, filters, vector);
+  const where = vectorConditions(spaces, filters, vector);
   const limit = options.exactScanLimit;
   // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
   // which the walk's fallback covers): a subject known to be large goes straight to the index.
@@ -161,13 +161,13 @@ async function exactRanking(
  */
 export async function walkIndexWith<T>(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   vector: StoredVector,
   depth: number,
   restore: PlannerSettings,
   alongside: Alongside<T>,
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] }> {
-  const where = vectorConditions(subject, NO_FILTERS, vector);
+  const where = vectorConditions(spaces, NO_FILTERS, vector);
   const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: T[] }>`
     with walked as materialized (${hnswQuery(where, vector, depth, restore, true)}),
          alongside as materialized (${alongside.query})
@@ -208,7 +208,7 @@ export interface RankingSize extends SubjectSize {
  */
 export async function sizeForVectorRanking(
   trx: DbTransaction,
-  subject: string,
+  spaces: SpaceKeys,
   filters: MemoryFilters,
   exactScanLimit: number,
   efSearch: number,
@@ -217,7 +217,7 @@ export async function sizeForVectorRanking(
   const known = !hasFilters(filters) && Number.isFinite(exactScanLimit);
   // `alongside` (the subject's write lock) is evaluated in this statement too, sparing its own round trip.
   const { rows } = await prepared(sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
-    with size as materialized (${subjectSizeQuery(subject)})
+    with size as materialized (${subjectSizeQuery(spaces)})
     select memories, in_conversations, restatements, table_rows, ${currentPlannerSettings},
            case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
            ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
@@ -230,8 +230,8 @@ export async function sizeForVectorRanking(
  * The candidate rows of the vector ranking: the filters, plus vectors of the query's own model. The dimension
  * is a literal so the planner can match the partial index's `embedding_dimensions = N` predicate.
  */
-export function vectorConditions(subject: string, filters: MemoryFilters, vector: StoredVector): RawBuilder<unknown> {
-  return sql`${memoryConditions(subject, filters)}
+export function vectorConditions(spaces: SpaceKeys, filters: MemoryFilters, vector: StoredVector): RawBuilder<unknown> {
+  return sql`${memoryConditions(spaces, filters)}
     and embedding_model = ${vector.model} and embedding_dimensions = ${sql.lit(vector.dimensions)}`;
 }
 
