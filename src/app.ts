@@ -43,6 +43,7 @@ export const INSTRUCTIONS = [
   'Call `recall` before answering anything that may depend on what the user told you earlier (preferences, biography, relationships, plans, past decisions).',
   'Call `remember` when the user asks you to remember something, or states a lasting fact about themselves worth keeping; one self-contained fact per call, never secrets.',
   'When the user says a stored fact is wrong or has changed, call `correct` with its memory_id; `forget` when they ask you to forget it; `confirm` when they reaffirm it; `list_memories` to review what is stored.',
+  'Memories live in spaces: every tool works on the user\'s personal space unless given `space`; call `spaces` to see the others (a project, a household, a team) and name one only for what belongs to it.',
 ].join(' ');
 
 /** Builds the HTTP application; the process concerns (listen, signals) live in cli/serve.ts. */

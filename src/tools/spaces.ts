@@ -31,7 +31,7 @@ export function spacesTool(service: SpaceService): Tool {
     run: (_args, context) => service.list(context),
     present: (spaces) => ({
       spaces: spaces.map((space) => ({ id: space.id, name: space.name, role: space.role, personal: space.personal })),
-      message: spaces.length === 1 ? 'Only the personal space' : `${spaces.length} spaces`,
+      message: spaces.length === 1 ? '1 space' : `${spaces.length} spaces`,
     }),
   });
 }

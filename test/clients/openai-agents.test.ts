@@ -41,7 +41,7 @@ describe.each(engines)('OpenAI Agents SDK on %s', (engine) => {
   });
 
   it('converts every tool to a strict function schema (the SDK falls back to non-strict when it cannot)', () => {
-    expect([...tools.keys()]).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm', 'brief']);
+    expect([...tools.keys()]).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm', 'brief', 'spaces']);
     for (const [name, tool] of tools) {
       expect(tool.strict, name).toBe(true);
       const parameters = tool.parameters as { properties: Record<string, unknown>; required: string[]; additionalProperties: unknown };

@@ -152,7 +152,7 @@ describe.each(engines)('brief on %s', (engine) => {
   it('another subject gets only its own brief; an empty one is told so; a token without memory:read is refused', async () => {
     const bob = await v2Client(server, await server.token('brief-bob'), false);
     const answer = (await bob.callTool({ name: 'brief', arguments: {} })).structuredContent as unknown as BriefAnswer;
-    expect(answer).toEqual({ ok: true, groups: [], shown: 0, stored: 0, message: 'No memories are stored about the user yet' });
+    expect(answer).toEqual({ ok: true, groups: [], shown: 0, stored: 0, space: { id: 'personal', name: 'Personal' }, message: 'No memories are stored about the user yet' });
     const prompt = await bob.getPrompt({ name: 'brief' });
     expect((prompt.messages[0]!.content as { text: string }).text).toMatch(/^Memory service: nothing is stored about me yet/);
     await bob.close();

@@ -52,6 +52,7 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       expect(await u.ok('forget', { memory_id: id, reason: 'user asked' })).toEqual({
         ok: true,
         memory_id: id,
+        space: { id: 'personal', name: 'Personal' },
         message: 'Forgotten; it will not be recalled again',
       });
       expect(await u.recalledIds('Lisbon')).toEqual([other]);
@@ -110,6 +111,7 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
         ok: true,
         memory_id: expect.any(Number),
         replaced_memory_id: old,
+        space: { id: 'personal', name: 'Personal' },
         message: `Corrected; memory ${old} was replaced by memory ${result.memory_id as number}`,
       });
       const newId = result.memory_id as number;
@@ -185,7 +187,7 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
       const u = await user();
       const id = await u.remember('The user is left-handed', { last_confirmed_at: '2024-06-01T12:00:00Z' });
       const result = await u.ok('confirm', { memory_id: id });
-      expect(result).toEqual({ ok: true, memory_id: id, last_confirmed_at: expect.any(String), message: 'Confirmed as still true' });
+      expect(result).toEqual({ ok: true, memory_id: id, last_confirmed_at: expect.any(String), space: { id: 'personal', name: 'Personal' }, message: 'Confirmed as still true' });
       const confirmed = new Date(result.last_confirmed_at as string).getTime();
       expect(Math.abs(confirmed - Date.now())).toBeLessThan(60_000);
       expect((await u.memories())[0]!.last_confirmed_at.getTime()).toBe(confirmed);
@@ -311,7 +313,7 @@ describe.each(engines)('forget, correct, confirm and list_memories on %s', (engi
         }
       }
       expect(Object.keys(byName.get('recall')!.inputSchema.properties ?? {}).sort()).toEqual(
-        ['capture_mode', 'created_after', 'created_before', 'limit', 'max_chars', 'query', 'session_id', 'source_provider', 'tag_match', 'tags'].sort(),
+        ['capture_mode', 'created_after', 'created_before', 'limit', 'max_chars', 'query', 'session_id', 'source_provider', 'space', 'tag_match', 'tags'].sort(),
       );
     } finally {
       await client.close();

@@ -214,6 +214,7 @@ describe.each(engines)('recall on %s', (engine) => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       last_confirmed_at: expect.stringMatching(/Z$/),
       expires_at: null,
+      space: { id: 'personal', name: 'Personal' },
     });
     const scores = result.memories.map((memory) => memory.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);

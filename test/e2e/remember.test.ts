@@ -36,7 +36,7 @@ describe.each(engines)('remember on %s', (engine) => {
     const subject = newSubject();
     const { isError, structured } = await remember(subject, { text: 'The user is vegetarian' });
     expect(isError).toBe(false);
-    expect(structured).toEqual({ ok: true, memory_id: expect.any(Number), message: 'Remembered', near_duplicates: [] });
+    expect(structured).toEqual({ ok: true, memory_id: expect.any(Number), space: { id: 'personal', name: 'Personal' }, message: 'Remembered', near_duplicates: [] });
     const [row] = await rows(subject);
     expect(row).toMatchObject({
       subject,
@@ -66,7 +66,7 @@ describe.each(engines)('remember on %s', (engine) => {
       last_confirmed_at: confirmed,
       dedup_policy: 'insert',
     });
-    expect(full.structured).toEqual({ ok: true, memory_id: expect.any(Number), message: 'Remembered' });
+    expect(full.structured).toEqual({ ok: true, memory_id: expect.any(Number), space: { id: 'personal', name: 'Personal' }, message: 'Remembered' });
     const stored = (await rows(subject))[1]!;
     expect(stored).toMatchObject({
       tags: ['sport', 'running-events'],
@@ -240,7 +240,7 @@ describe.each(engines)('remember on %s', (engine) => {
     const subject = newSubject();
     await remember(subject, { text: 'The user drinks oat milk' });
     const again = await remember(subject, { text: 'The user drinks oat milk', dedup_policy: 'insert' });
-    expect(again.structured).toEqual({ ok: true, memory_id: expect.any(Number), message: 'Remembered' });
+    expect(again.structured).toEqual({ ok: true, memory_id: expect.any(Number), space: { id: 'personal', name: 'Personal' }, message: 'Remembered' });
     expect(await rows(subject)).toHaveLength(2);
   });
 

@@ -1,4 +1,5 @@
 import { embeddingError } from '../../src/errors.js';
+import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import type { Engine } from './engines.js';
 import { sharedLocalEmbedder } from './shared.js';
@@ -148,6 +149,40 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
     await call(b, 'brief: cut by max_chars (the long memory shortened)', 'brief', { max_chars: 200 });
     await call('golden-empty', 'brief: nothing stored', 'brief', {});
 
+    // Spaces: a shared space with a reader, several spaces at once, and the refusals (made through the service:
+    // no tool makes or shares a space).
+    const spaces = new SpaceService(server.service.db, SUBJECTS_AS_NAMES);
+    const family = await spaces.create(a, 'Family');
+    const reader = 'golden-reader';
+    await spaces.share(a, family.id, reader, 'reader');
+    await call(a, 'spaces: the personal space and one it owns', 'spaces', {});
+    await call(reader, 'spaces: a reader of a shared space', 'spaces', {});
+    await call('golden-empty', 'spaces: only the personal space', 'spaces', {});
+    const dinner = await call(a, 'remember: into a shared space by name', 'remember', { text: 'The family eats dinner together on Fridays', space: 'Family', dedup_policy: 'insert' });
+    await call(a, 'recall: several spaces at once', 'recall', { query: 'dinner together on Fridays', space: ['personal', 'Family'] });
+    await call(reader, 'recall: a shared space by id', 'recall', { query: 'family dinner', space: family.id });
+    await call(reader, 'list_memories: a shared space', 'list_memories', { space: 'family' });
+    await call(reader, 'brief: a shared space', 'brief', { space: 'Family' });
+    await call(a, 'confirm: in the space named', 'confirm', { memory_id: id(dinner), space: 'Family' });
+    await call(reader, 'remember: a reader writes (FORBIDDEN)', 'remember', { text: 'The family has a cat', space: 'Family' });
+    await call(reader, 'correct: a reader corrects (FORBIDDEN)', 'correct', { memory_id: id(dinner), text: 'The family eats dinner together on Saturdays' });
+    await call(reader, 'forget: a reader forgets (FORBIDDEN)', 'forget', { memory_id: id(dinner) });
+    await call(reader, 'confirm: a reader confirms (FORBIDDEN)', 'confirm', { memory_id: id(dinner) });
+    const unknownSpace = `space:${'q'.repeat(24)}`;
+    await call(a, 'remember: an unknown space (NOT_FOUND)', 'remember', { text: 'The user likes tea', space: unknownSpace });
+    await call(a, 'recall: an unknown space name (NOT_FOUND)', 'recall', { query: 'tea', space: 'Work' });
+    await call(a, 'list_memories: an unknown space (NOT_FOUND)', 'list_memories', { space: unknownSpace });
+    await call(a, 'brief: an unknown space name (NOT_FOUND)', 'brief', { space: 'Work' });
+    await call(reader, 'confirm: a memory of another space named (NOT_FOUND)', 'confirm', { memory_id: id(dinner), space: 'personal' });
+    // A token limited to the shared space: the personal space is out of its reach.
+    const limited = 'golden-a, a token for Family only';
+    tokens.set(limited, await server.token(a, { scope: `memory:read memory:write ${family.id}` }));
+    await call(limited, 'recall: the personal space with a token limited to another (FORBIDDEN)', 'recall', { query: 'penicillin' });
+    await call(limited, 'list_memories: the personal space with a token limited to another (FORBIDDEN)', 'list_memories', {});
+    await call(limited, 'brief: the personal space with a token limited to another (FORBIDDEN)', 'brief', {});
+    await call(limited, 'spaces: a token limited to one space', 'spaces', {});
+    await call(a, 'spaces: an unknown argument', 'spaces', { name: 'Family' });
+
     // INVALID_INPUT from every tool: schema errors and the tools' own checks.
     await call(a, 'remember: unknown argument', 'remember', { text: 'The user likes tea', colour: 'green' });
     await call(a, 'remember: blank text and a bad importance', 'remember', { text: '   ', importance: 2 });
@@ -195,8 +230,9 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
       failEmbedding = false;
     }
 
-    // DATABASE_ERROR: every tool, with the memories table gone for this schema.
+    // DATABASE_ERROR: every tool, with the memories and spaces tables gone for this schema.
     await server.admin('alter table memories rename to memories_away');
+    await server.admin('alter table spaces rename to spaces_away');
     try {
       await call(a, 'remember: the database fails', 'remember', { text: 'The user likes green tea' });
       await call(a, 'recall: the database fails', 'recall', { query: 'tea' });
@@ -205,7 +241,9 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
       await call(a, 'correct: the database fails', 'correct', { memory_id: id(portuguese), text: 'The user speaks Portuguese and Spanish' });
       await call(a, 'confirm: the database fails', 'confirm', { memory_id: id(portuguese) });
       await call(a, 'brief: the database fails', 'brief', {});
+      await call(a, 'spaces: the database fails', 'spaces', {});
     } finally {
+      await server.admin('alter table spaces_away rename to spaces');
       await server.admin('alter table memories_away rename to memories');
     }
     return calls;
@@ -222,6 +260,17 @@ export async function runWireScenario(engine: Engine): Promise<RecordedCall[]> {
  * content is normalised the same way so it stays comparable byte for byte.
  */
 export function normaliseCalls(calls: readonly RecordedCall[]): unknown[] {
+  // Shared spaces' ids are random: each becomes <space:N>, wherever it is (arguments, answers, messages).
+  const spaceIds = new Map<string, string>();
+  const named = JSON.stringify(calls).replace(/space:[a-z0-9]{24}/g, (key) => {
+    let name = spaceIds.get(key);
+    if (name === undefined) spaceIds.set(key, (name = `<space:${spaceIds.size + 1}>`));
+    return name;
+  });
+  return normaliseIds(JSON.parse(named) as RecordedCall[]);
+}
+
+function normaliseIds(calls: readonly RecordedCall[]): unknown[] {
   const ids = new Map<number, string>();
   const idName = (value: unknown): string => {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new Error(`not an id: ${JSON.stringify(value)}`);

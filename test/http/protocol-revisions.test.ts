@@ -77,7 +77,7 @@ describe.each(engines)('MCP 2026-07-28 beside the 2025 revisions on %s', (engine
     expect(rest).toEqual({ resultType: 'complete', ttlMs: 3_600_000, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO } });
     const before = await legacy('tools/list');
     expect(before.body.result).toEqual({ tools });
-    expect((tools as { name: string }[]).map((tool) => tool.name)).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm', 'brief']);
+    expect((tools as { name: string }[]).map((tool) => tool.name)).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm', 'brief', 'spaces']);
   });
 
   it('answers tools/call as the 2025 revisions do, plus resultType and the server in _meta', async () => {
