@@ -1,6 +1,6 @@
 import { allocateMemoryId, memoriesWithTexts, tombstonesWithTexts } from '../db/memories/transfer.js';
 import { insertMemory } from '../db/memories/memories.js';
-import { insertImportedRestatements } from '../db/memories/restatements.js';
+import { insertImportedRestatements, restatementsOf } from '../db/memories/restatements.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle, Principal } from '../db/open-database.js';
@@ -167,7 +167,10 @@ class ImportRun {
     if (prepared.length === 0) return;
     const subject = this.#subject;
     // Looked up before embedding, so a resumed import re-embeds nothing it already stored.
-    const stored = await this.#db.withSubject(this.#principal, 'reading memories to import', (trx) => storedKeys(trx, subject, prepared));
+    const { stored, lacking } = await this.#db.withSubject(this.#principal, 'reading memories to import', async (trx) => {
+      const found = await storedKeys(trx, subject, prepared);
+      return { stored: found, lacking: await lackingRestatements(trx, subject, prepared, found) };
+    });
     const fresh = prepared.filter((item) => !stored.has(item.key));
     // A memory's passages are embedded with it (for recall); a tombstone keeps its whole text's vector only.
     const freshMemories = fresh.filter((item) => item.kind === 'memory');
@@ -179,7 +182,7 @@ class ImportRun {
       ...freshTombstones.map((item, index) => [item, tombstoneVectors[index]!] as const),
     ]);
     // A restatement keeps its whole text's vector, as remember stores it.
-    const restatements = freshMemories.flatMap((item) => item.restatements);
+    const restatements = [...freshMemories.flatMap((item) => item.restatements), ...lacking.flatMap((missing) => missing.restatements)];
     const restatementVectors = await this.#inParts(restatements.map((restatement) => restatement.text), (part, key) => embedTombstoneTexts(this.#embedder, part, key));
     const restatementVectorOf = new Map(restatements.map((restatement, index) => [restatement, restatementVectors[index]!.whole]));
 
@@ -226,6 +229,14 @@ class ImportRun {
           idsByKey.set(item.key, id);
           tombstones += 1;
         }
+      }
+      // A memory already stored keeps the file's restatements it lacks: a text once answered "Already remembered"
+      // is not dropped because its memory was imported (or remembered) before. Checked again under the lock.
+      const stillLacking = await lackingRestatements(trx, subject, prepared.filter((item) => stored.has(item.key)), stored);
+      for (const missing of stillLacking) {
+        const vectors = missing.restatements.map((restatement) => ({ restatement, vector: restatementVectorOf.get(restatement) }));
+        const ready = vectors.filter((entry): entry is { restatement: Restatement; vector: StoredVector } => entry.vector !== undefined);
+        await insertImportedRestatements(trx, subject, missing.memoryId, ready);
       }
       for (const item of [...prepared, ...repeats]) {
         const id = idsByKey.get(item.key);
@@ -294,6 +305,29 @@ async function storedKeys(trx: DbTransaction, subject: string, items: readonly P
   const tombstoneTexts = items.filter((item) => item.kind === 'tombstone').map(textOf);
   for (const row of await tombstonesWithTexts(trx, subject, tombstoneTexts)) found.set(tombstoneKey(row.text, row.reason, row.tombstonedAt), row.memoryId);
   return found;
+}
+
+/**
+ * For each memory item of `items` already stored (`stored` maps its key to its id), the file's restatements that
+ * the stored memory lacks (by text), if any.
+ */
+async function lackingRestatements(
+  trx: DbTransaction,
+  subject: string,
+  items: readonly Prepared[],
+  stored: ReadonlyMap<string, number>,
+): Promise<{ memoryId: number; restatements: Restatement[] }[]> {
+  const candidates = items.flatMap((item) => {
+    const memoryId = stored.get(item.key);
+    return item.kind === 'memory' && item.restatements.length > 0 && memoryId !== undefined ? [{ memoryId, item }] : [];
+  });
+  if (candidates.length === 0) return [];
+  const existing = await restatementsOf(trx, subject, candidates.map(({ memoryId }) => memoryId));
+  return candidates.flatMap(({ memoryId, item }) => {
+    const known = new Set((existing.get(memoryId) ?? []).map((restatement) => restatement.text));
+    const missing = item.restatements.filter((restatement) => !known.has(restatement.text));
+    return missing.length === 0 ? [] : [{ memoryId, restatements: missing }];
+  });
 }
 
 /**

@@ -190,6 +190,22 @@ describe.each(engines)('restatements on %s', (engine) => {
     expect((recalled.structured.memories as { text: string }[]).map((memory) => memory.text)).toContain(STORED);
   });
 
+  it('keeps the file\'s restatements of a memory already stored (skipped as a duplicate), once, however often it is imported', async () => {
+    const source = newSubject();
+    await restated(source);
+    const lines = await exported(source);
+    const text = lines.map((line) => JSON.stringify(line)).join('\n');
+    // The copy already has the memory (same text and tags), but not the restatement.
+    const copy = newSubject();
+    await call(copy, 'remember', { text: STORED, tags: ['health'] });
+    expect(await restatementRows(copy)).toEqual([]);
+    expect(await importText(copy, text)).toMatchObject({ memoriesImported: 0, duplicatesSkipped: 1, refused: 0 });
+    expect((await restatementRows(copy)).map((row) => [row.text, row.tags, row.embedding_dimensions])).toEqual([[RESTATED, ['allergies'], 512]]);
+    // A second import adds nothing more.
+    expect(await importText(copy, text)).toMatchObject({ memoriesImported: 0, duplicatesSkipped: 1 });
+    expect((await restatementRows(copy)).map((row) => row.text)).toEqual([RESTATED]);
+  });
+
   it('imports an export of format 1, written before restatements existed', async () => {
     const subject = newSubject();
     const version1 = [
