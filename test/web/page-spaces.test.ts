@@ -1,13 +1,11 @@
-import pg from 'pg';
 import type { APIResponse, Browser as ChromiumBrowser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserStore, usersFilePath } from '../../src/auth/authorization-server/user-store.js';
 import { SpaceService } from '../../src/spaces/space-service.js';
 import { browserSkipReason, launchChromium, type Credentials } from '../helpers/browser.js';
-import { engines, TEST_DATABASE_URL, type Engine } from '../helpers/engines.js';
-import { sharedPGlite } from '../helpers/shared.js';
+import { engines, type Engine } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { csrfOf, screenshot, signInOnPage } from '../helpers/web-page.js';
+import { csrfOf, readAsOwner, screenshot, seriousViolations, signInOnPage } from '../helpers/web-page.js';
 
 const skip = browserSkipReason();
 if (skip !== undefined) console.warn(skip);
@@ -31,34 +29,20 @@ interface Person {
   readonly page: Page;
 }
 
-/**
- * Everything stored under a space's key, read by the database owner (the maintenance setting admits every row on
- * PostgreSQL; PGlite's owner is a superuser): what a refused request must leave as it was.
- */
+/** Everything stored under a space's key, read by the database owner: what a refused request must leave as it was. */
 async function spaceRows(server: TestServer, engine: Engine, key: string): Promise<string> {
-  const read = async (run: (text: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
-    await run(`select set_config('memory_service.all_subjects', 'on', true)`, []);
-    const table = (name: string, columns: string, where: string) => run(`select ${columns} from "${server.schema}".${name} where ${where} order by 1, 2`, [key]);
-    return {
-      memories: await table('memories', 'id, text, tags, importance, last_confirmed_at, updated_at', 'subject = $1'),
-      restatements: await table('memory_restatements', 'id, text', 'subject = $1'),
-      tombstones: await table('tombstones', 'id, memory_id, note', 'subject = $1'),
-      space: await table('spaces', 'id, name, owner, external_group, external_role', 'id = $1'),
-      members: await table('space_members', 'member, role', 'space_id = $1'),
-    };
-  };
-  if (engine === 'pglite') {
-    return JSON.stringify(await (await sharedPGlite()).transaction((tx) => read(async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows)));
-  }
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query('begin');
-    return JSON.stringify(await read(async (text, params) => (await client.query(text, params)).rows as Record<string, unknown>[]));
-  } finally {
-    await client.query('rollback');
-    await client.end();
-  }
+  return JSON.stringify(
+    await readAsOwner(engine, async (query) => {
+      const table = (name: string, columns: string, where: string) => query(`select ${columns} from "${server.schema}".${name} where ${where} order by 1, 2`, [key]);
+      return {
+        memories: await table('memories', 'id, text, tags, importance, last_confirmed_at, updated_at', 'subject = $1'),
+        restatements: await table('memory_restatements', 'id, text', 'subject = $1'),
+        tombstones: await table('tombstones', 'id, memory_id, note', 'subject = $1'),
+        space: await table('spaces', 'id, name, owner, external_group, external_role', 'id = $1'),
+        members: await table('space_members', 'member, role', 'space_id = $1'),
+      };
+    }),
+  );
 }
 
 describe.skipIf(skip !== undefined).each(engines)('spaces on the web page on %s', (engine) => {
@@ -69,6 +53,8 @@ describe.skipIf(skip !== undefined).each(engines)('spaces on the web page on %s'
   let spaces: SpaceService;
   const people = {} as Record<Name, Person>;
   let family = '';
+  /** The matrix's space, kept for the accessibility check after it. */
+  let matrix = '';
 
   const texts = (page: Page) => page.locator('ol.memories .memory-text').allTextContents();
   const remember = async (who: Name, text: string, space: string, extra: Record<string, unknown> = {}) => {
@@ -372,6 +358,7 @@ describe.skipIf(skip !== undefined).each(engines)('spaces on the web page on %s'
     // A fresh space for the matrix, set up through the service: alice owns it, bob writes, carol reads, dave is not in it.
     const made = await spaces.create(people.alice.id, 'Matrix');
     const key = made.id;
+    matrix = key;
     const members = async () => {
       await spaces.share(people.alice.id, key, 'bob', 'writer');
       await spaces.share(people.alice.id, key, 'carol', 'reader');
@@ -542,4 +529,20 @@ describe.skipIf(skip !== undefined).each(engines)('spaces on the web page on %s'
     }
     expect(checked).toBe(routes.length * 4);
   }, 600_000);
+
+  it('has no serious or critical accessibility violations (axe-core) on the spaces screens', async () => {
+    // axe runs as a script: only this context bypasses the CSP.
+    const context = await chromium.newContext({ bypassCSP: true });
+    try {
+      const page = await context.newPage();
+      await signInOnPage(page, server.url, PEOPLE.alice);
+      for (const path of ['/spaces', `/spaces/${matrix}`, `/spaces/${matrix}/delete`, `/?space=${encodeURIComponent(matrix)}`, `/history?space=${encodeURIComponent(matrix)}`, `/data?space=${encodeURIComponent(matrix)}`]) {
+        await page.goto(`${server.url}${path}`);
+        expect(await page.locator('.who').textContent(), path).toBe('Signed in as alice');
+        expect(await seriousViolations(page), path).toEqual([]);
+      }
+    } finally {
+      await context.close();
+    }
+  }, LONG_TEST_MS);
 });
