@@ -136,7 +136,7 @@ async function composeOnStorage(
     metrics,
     health: { database: () => db.ready(), embeddings: () => embedder.ready() },
     authorizationServer: builtInAuthorizationServer(config, { stateFile, users, db, logger, options, webPageOn: signIn.on }),
-    web: webPage(config, { memory, signIn, users, revocation, logger, signInPerMinute: options.webSignInPerMinute ?? WEB_SIGN_IN_PER_MINUTE }),
+    web: webPage(config, { memory, spaces, signIn, users, revocation, logger, signInPerMinute: options.webSignInPerMinute ?? WEB_SIGN_IN_PER_MINUTE }),
   });
   const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
 
@@ -220,7 +220,7 @@ function webSignIn(
 
 function webPage(
   config: Config,
-  deps: { memory: MemoryService; signIn: WebSignIn; users: UserStore | undefined; revocation: AccountRevocation | undefined; logger: Logger; signInPerMinute: number },
+  deps: { memory: MemoryService; spaces: SpaceService; signIn: WebSignIn; users: UserStore | undefined; revocation: AccountRevocation | undefined; logger: Logger; signInPerMinute: number },
 ): WebPageOptions {
   const { users, revocation } = deps;
   const perMinute = config.http.rateLimitPerMinute;
@@ -228,6 +228,8 @@ function webPage(
     baseUrl: config.baseUrl,
     resource: config.resourceUrl,
     memory: deps.memory,
+    spaces: deps.spaces,
+    membershipClaim: config.oauth.membershipClaim,
     signIn: deps.signIn,
     maxTextChars: config.memory.maxTextChars,
     maxBodyBytes: config.http.maxBodyBytes,

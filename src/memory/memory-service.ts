@@ -10,7 +10,7 @@ import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from
 import { exportMemoryPage } from '../db/memories/transfer.js';
 import { deleteRestatement, insertRestatement, readRestatement, restatementsOf } from '../db/memories/restatements.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
-import { ownedSpaceKeys, removeMemberships, spaceOfRow } from '../db/spaces.js';
+import { deleteSpaceRow, ownedSpaceKeys, removeMemberships, spaceOfRow } from '../db/spaces.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
@@ -501,6 +501,8 @@ export class MemoryService {
       for (const key of owned) {
         await lockSubjectForWrite(trx, key);
         erased = addErased(erased, await eraseSpace(trx, key));
+        // The space itself too (its members with it): left behind, it would be an empty space of nobody's.
+        await deleteSpaceRow(trx, key);
       }
       await removeMemberships(trx, subject);
       return erased;

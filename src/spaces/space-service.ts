@@ -133,6 +133,14 @@ export class SpaceService {
     });
   }
 
+  /** Changes the role of one of the space's members, named by subject (the page's member list carries it). */
+  async setRole(caller: Caller, selector: string, member: string, role: MemberRole): Promise<void> {
+    await this.#asOwner(caller, selector, 'changing the member\'s role', async (trx, space) => {
+      if (!(await spaceMembers(trx, space.key)).some((row) => row.member === member)) throw notFound('member');
+      await putMember(trx, space.key, member, role);
+    });
+  }
+
   /** Ends `member`'s access at once (the next statement of any of their requests no longer sees the space). */
   async removeMember(caller: Caller, selector: string, member: string): Promise<void> {
     await this.#asOwner(caller, selector, 'removing the member', async (trx, space) => {

@@ -24,9 +24,11 @@ export interface ImportFileOptions {
   readonly streams?: number;
   /** Told after every batch how far the file has been read and what happened so far. */
   readonly onProgress?: (progress: { readonly bytesRead: number; readonly summary: ImportSummary }) => void;
+  /** The space imported into (an id or a name); the personal space when undefined. */
+  readonly space?: string | undefined;
 }
 
-/** Imports a JSONL file (this service's export or an MCP memory server's memory.jsonl) into the subject's memories. */
+/** Imports a JSONL file (this service's export or an MCP memory server's memory.jsonl) into a space of the subject's. */
 export async function importFile(
   service: MemoryService,
   subject: string,
@@ -50,7 +52,7 @@ export async function importFile(
     batchSize: options.batchSize,
     ...(options.streams === undefined ? {} : { streams: options.streams }),
     onBatch: (summary) => options.onProgress?.({ bytesRead, summary }),
-  });
+  }, options.space);
 }
 
 /** "line 12", "line 3, observations[1]". */

@@ -44,6 +44,12 @@ ol.memories,ul.plain{list-style:none;margin:0;padding:0}
 .tag{display:inline-block;background:var(--chip);color:var(--chip-ink);border-radius:1rem;padding:.1rem .6rem;font-size:.85rem;text-decoration:none}
 a.tag:hover{text-decoration:underline}
 .badge{display:inline-block;border-radius:.3rem;padding:0 .4rem;font-size:.8rem;font-weight:600}
+.badge.role{background:var(--chip);color:var(--chip-ink)}
+.space-bar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;background:var(--paper);border:1px solid var(--line);border-radius:.6rem;padding:.5rem .75rem;margin:0 0 .75rem}
+.space-bar label{margin:0}
+.space-bar select{width:auto;min-width:10rem;max-width:100%;padding:.45rem .5rem}
+ul.members li{padding:.4rem 0;border-top:1px solid var(--line)}
+ul.members li:first-child{border-top:0}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin-top:.5rem}
 .actions form{margin:0}
 .restatements{border-left:3px solid #ccc;padding-left:.75rem;margin:.5rem 0}

@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { z } from 'zod';
-import { isServiceError, type ServiceError } from '../errors.js';
+import { forbidden, invalidInput, isServiceError, notFound, type ServiceError } from '../errors.js';
 import type { HostCheck } from '../http/origin.js';
 import type { RateLimit } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
@@ -13,6 +13,8 @@ import { NO_FILTERS } from '../memory/filters.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { canonicalTags } from '../memory/tags.js';
 import type { Memory, MemoryFilters } from '../memory/types.js';
+import type { SpaceDetails, SpaceService } from '../spaces/space-service.js';
+import { PERSONAL_SPACE_ID, type AccessibleSpace, type SpaceRef } from '../spaces/spaces.js';
 import { decodeCursor, encodeCursor } from '../tools/list-cursor.js';
 import { correctInput } from '../tools/correct.js';
 import { REASON_CHARS } from '../tools/forget.js';
@@ -26,7 +28,21 @@ import type { AuthInfo, TokenVerifier } from '../auth/resource-server/token-veri
 import { inProcessFetch } from './in-process-fetch.js';
 import { RelyingParty, SignInError, type PendingSignIn, type SignInClient } from './sign-in.js';
 import type { Session, WebSessions } from './sessions.js';
-import { dataPage, deletePage, historyPage, importSummaryPage, memoriesPage, memoryPage, messagePage, welcomePage, withIdentity } from './views.js';
+import {
+  dataPage,
+  deletePage,
+  historyPage,
+  importSummaryPage,
+  inSpace,
+  memoriesPage,
+  memoryPage,
+  messagePage,
+  spaceDeletePage,
+  spacePage,
+  spacesPage,
+  welcomePage,
+  withIdentity,
+} from './views.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -85,6 +101,9 @@ export interface WebPageOptions {
   /** `{BaseUrl}/mcp`, the resource the page's token is for. */
   readonly resource: string;
   readonly memory: MemoryService;
+  readonly spaces: SpaceService;
+  /** OAuthMembershipClaim: when set, an owner may link a space to a group of the external server. */
+  readonly membershipClaim?: string | undefined;
   readonly signIn: WebSignIn;
   readonly maxTextChars: number;
   readonly maxBodyBytes: number;
@@ -125,7 +144,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
     done(null, parseQuery(body as string));
   });
   await app.register(multipart, {
-    limits: { fileSize: options.importMaxBytes, files: 1, fields: 2, fieldSize: 1024, parts: 3, headerPairs: 100 },
+    limits: { fileSize: options.importMaxBytes, files: 1, fields: 3, fieldSize: 1024, parts: 4, headerPairs: 100 },
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -227,8 +246,24 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
   const who = (request: FastifyRequest): Session => request.webSession!;
   const importSlots = new ImportSlots(IMPORTS_AT_ONCE);
 
-  scope.get<{ Querystring: { q?: string; tag?: string; after?: string; done?: string; id?: string } }>('/', async (request, reply) => {
+  /**
+   * The space a screen or form acts on (`space`, from the query or the form; personal when absent) among the
+   * person's spaces: an id they are not a member of, or anything but an id, is NOT_FOUND, as an unknown space is.
+   * The service checks the space again in the database (row-level security); this is for the screen.
+   */
+  const spaceOf = async (session: Session, given: unknown): Promise<{ space: AccessibleSpace; spaces: AccessibleSpace[] }> => {
+    const id = given === undefined || given === '' ? PERSONAL_SPACE_ID : given;
+    const spaces = await options.spaces.list(session.subject);
+    const space = typeof id === 'string' ? spaces.find((candidate) => candidate.id === id) : undefined;
+    if (space === undefined) throw notFound('space');
+    return { space, spaces };
+  };
+  /** The space a memory is in, with the person's role there. */
+  const spaceOfMemory = async (session: Session, found: Memory): Promise<AccessibleSpace> => (await spaceOf(session, found.space.id)).space;
+
+  scope.get<{ Querystring: { q?: string; tag?: string; after?: string; done?: string; id?: string; space?: string } }>('/', async (request, reply) => {
     const session = who(request);
+    const { space, spaces } = await spaceOf(session, request.query.space);
     const query = (request.query.q ?? '').trim();
     const tagInput = (request.query.tag ?? '').trim();
     let error: string | undefined;
@@ -240,33 +275,35 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     }
     const filters: MemoryFilters = { ...NO_FILTERS, tags: tag === '' ? [] : [tag] };
     const after = request.query.after === undefined ? undefined : decodeCursor(request.query.after);
-    const tags = await memory.tags(session.subject, TAG_CHOICES);
-    const view = { csrf: session.csrf, tags, query, tag, notice: doneNotice(request.query.done, request.query.id), error };
+    const tags = await memory.tags(session.subject, TAG_CHOICES, space.id);
+    const view = { csrf: session.csrf, space, spaces, tags, query, tag, notice: doneNotice(request.query.done, request.query.id), error };
     if (query !== '') {
       if ([...query].length > RECALL_LIMITS.queryChars) {
         return page(reply, 400, memoriesPage({ ...view, memories: [], nextHref: undefined, firstPage: true, error: `Search: at most ${RECALL_LIMITS.queryChars} characters` }));
       }
-      const found = await memory.recall(session.subject, { query, limit: SEARCH_LIMIT, maxChars: WHOLE_TEXTS, filters });
+      const found = await memory.recall(session.subject, { query, limit: SEARCH_LIMIT, maxChars: WHOLE_TEXTS, filters, spaces: [space.id] });
       return page(reply, 200, memoriesPage({ ...view, memories: found.memories, nextHref: undefined, firstPage: true }));
     }
-    const listed = await memory.list(session.subject, { limit: PAGE_SIZE, maxChars: WHOLE_TEXTS, after, includeExpired: true, filters });
-    const nextHref = listed.next === undefined ? undefined : `/?${new URLSearchParams({ ...(tag === '' ? {} : { tag }), after: encodeCursor(listed.next) })}`;
+    const listed = await memory.list(session.subject, { limit: PAGE_SIZE, maxChars: WHOLE_TEXTS, after, includeExpired: true, filters, space: space.id });
+    const nextHref = listed.next === undefined ? undefined : inSpace('/', space, { ...(tag === '' ? {} : { tag }), after: encodeCursor(listed.next) });
     return page(reply, 200, memoriesPage({ ...view, memories: listed.memories, nextHref, firstPage: after === undefined }));
   });
 
   scope.get<{ Params: { id: string }; Querystring: { done?: string; id?: string } }>('/memories/:id', async (request, reply) => {
     const session = who(request);
     const found = await memory.get(session.subject, pathId(request.params.id));
-    return page(reply, 200, memoryPage({ csrf: session.csrf, memory: found, form: storedForm(found), notice: doneNotice(request.query.done, request.query.id) }));
+    const space = await spaceOfMemory(session, found);
+    return page(reply, 200, memoryPage({ csrf: session.csrf, memory: found, space, form: storedForm(found), notice: doneNotice(request.query.done, request.query.id) }));
   });
 
   scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/correct', async (request, reply) => {
     const session = who(request);
     const id = pathId(request.params.id);
     const old = await memory.get(session.subject, id);
+    const space = await spaceOfMemory(session, old);
     const body = request.body;
     const form = { text: first(body, 'text') ?? '', tags: first(body, 'tags') ?? '', importance: first(body, 'importance') ?? '', reason: first(body, 'reason') ?? '' };
-    const refuse = (message: string) => page(reply, 400, memoryPage({ csrf: session.csrf, memory: old, form, error: message }));
+    const refuse = (message: string) => page(reply, 400, memoryPage({ csrf: session.csrf, memory: old, space, form, error: message }));
     const importance = form.importance.trim() === '' ? undefined : Number(form.importance);
     const parsed = correctInput(options.maxTextChars).safeParse({
       memory_id: id,
@@ -303,8 +340,11 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
   });
 
   scope.post<{ Params: { id: string }; Body: Form }>('/restatements/:id/separate', async (request, reply) => {
-    const separated = await memory.separateRestatement(who(request).subject, pathId(request.params.id));
-    return reply.redirect(`/?done=separated&id=${separated.memoryId}#memory-${separated.memoryId}`, 303);
+    const session = who(request);
+    const separated = await memory.separateRestatement(session.subject, pathId(request.params.id));
+    // Back to the list of the space it is in (a restatement names no space of its own).
+    const { space } = await memory.get(session.subject, separated.memoryId);
+    return reply.redirect(`${spaceHref('/', space, { done: 'separated', id: String(separated.memoryId) })}#memory-${separated.memoryId}`, 303);
   });
 
   const reasonField = optionalString(REASON_CHARS, 'Why.');
@@ -312,72 +352,86 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     const session = who(request);
     const id = pathId(request.params.id);
     const reason = reasonField.safeParse(first(request.body, 'reason') || undefined);
-    if (!reason.success) {
+    const refuse = async (message: string) => {
       const found = await memory.get(session.subject, id);
-      return page(reply, 400, memoryPage({ csrf: session.csrf, memory: found, form: storedForm(found), error: `Why: ${describeZodError(reason.error)}` }));
-    }
+      return page(reply, 400, memoryPage({ csrf: session.csrf, memory: found, space: await spaceOfMemory(session, found), form: storedForm(found), error: message }));
+    };
+    if (!reason.success) return refuse(`Why: ${describeZodError(reason.error)}`);
+    let forgotten: SpaceRef;
     try {
-      await memory.forget(session.subject, id, reason.data);
+      forgotten = (await memory.forget(session.subject, id, reason.data)).space;
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      const found = await memory.get(session.subject, id);
-      return page(reply, 400, memoryPage({ csrf: session.csrf, memory: found, form: storedForm(found), error: fieldMessage(error, { note: 'Why' }) }));
+      return refuse(fieldMessage(error, { note: 'Why' }));
     }
-    return reply.redirect(`/?done=forgotten&id=${id}`, 303);
+    return reply.redirect(spaceHref('/', forgotten, { done: 'forgotten', id: String(id) }), 303);
   });
 
-  scope.get<{ Querystring: { after?: string; done?: string; id?: string } }>('/history', async (request, reply) => {
+  scope.get<{ Querystring: { after?: string; done?: string; id?: string; space?: string } }>('/history', async (request, reply) => {
     const session = who(request);
+    const { space, spaces } = await spaceOf(session, request.query.space);
     const cursor = request.query.after === undefined ? undefined : decodeCursor(request.query.after);
     const after = cursor === undefined ? undefined : { tombstonedAt: cursor.createdAt, id: cursor.id };
-    const result = await memory.tombstones(session.subject, { after, limit: PAGE_SIZE });
-    const next = result.next === undefined ? undefined : `/history?after=${encodeCursor({ createdAt: result.next.tombstonedAt, id: result.next.id })}`;
+    const result = await memory.tombstones(session.subject, { after, limit: PAGE_SIZE, space: space.id });
+    const next = result.next === undefined ? undefined : inSpace('/history', space, { after: encodeCursor({ createdAt: result.next.tombstonedAt, id: result.next.id }) });
     return page(
       reply,
       200,
-      historyPage({ csrf: session.csrf, tombstones: result.tombstones, nextHref: next, firstPage: after === undefined, notice: doneNotice(request.query.done, request.query.id) }),
+      historyPage({ csrf: session.csrf, space, spaces, tombstones: result.tombstones, nextHref: next, firstPage: after === undefined, notice: doneNotice(request.query.done, request.query.id) }),
     );
   });
 
-  scope.post<{ Params: { id: string } }>('/history/:id/erase', async (request, reply) => {
+  scope.post<{ Params: { id: string }; Body: Form }>('/history/:id/erase', async (request, reply) => {
+    const session = who(request);
     const id = pathId(request.params.id);
-    await memory.eraseTombstones(who(request).subject, id);
-    return reply.redirect(`/history?done=erased&id=${id}`, 303);
+    const { space } = await spaceOf(session, first(request.body, 'space'));
+    await memory.eraseTombstones(session.subject, id, space.id);
+    return reply.redirect(inSpace('/history', space, { done: 'erased', id: String(id) }), 303);
   });
 
   scope.post<{ Body: Form }>('/history/erase', async (request, reply) => {
     const session = who(request);
+    const { space, spaces } = await spaceOf(session, first(request.body, 'space'));
     if (first(request.body, 'confirm') !== 'yes') {
-      const result = await memory.tombstones(session.subject, { after: undefined, limit: PAGE_SIZE });
-      return page(reply, 400, historyPage({ csrf: session.csrf, tombstones: result.tombstones, nextHref: undefined, firstPage: true, error: 'Tick “Erase all of them” to confirm.' }));
+      const result = await memory.tombstones(session.subject, { after: undefined, limit: PAGE_SIZE, space: space.id });
+      return page(reply, 400, historyPage({ csrf: session.csrf, space, spaces, tombstones: result.tombstones, nextHref: undefined, firstPage: true, error: 'Tick “Erase all of them” to confirm.' }));
     }
-    const erased = await memory.eraseTombstones(session.subject, undefined);
-    return reply.redirect(`/history?done=erased-all&id=${erased}`, 303);
+    const erased = await memory.eraseTombstones(session.subject, undefined, space.id);
+    return reply.redirect(inSpace('/history', space, { done: 'erased-all', id: String(erased) }), 303);
   });
 
-  scope.get('/data', async (request, reply) => {
+  scope.get<{ Querystring: { space?: string } }>('/data', async (request, reply) => {
     const session = who(request);
-    return page(reply, 200, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, usage: await memory.usage(session.subject) }));
+    const { space, spaces } = await spaceOf(session, request.query.space);
+    return page(reply, 200, dataPage({ csrf: session.csrf, space, spaces, importMaxBytes: options.importMaxBytes, usage: space.personal ? await memory.usage(session.subject) : undefined }));
   });
 
-  scope.get('/data/export', (request, reply) => {
+  scope.get<{ Querystring: { space?: string } }>('/data/export', async (request, reply) => {
     const session = who(request);
+    // Resolved before the first byte: a space the person may not read is a 404 page, not a broken download.
+    const { space } = await spaceOf(session, request.query.space);
     const day = new Date().toISOString().slice(0, 10);
+    const named = space.personal ? '' : `-${space.id.slice('space:'.length)}`;
     return reply
       .header('content-type', 'application/jsonl; charset=utf-8')
-      .header('content-disposition', `attachment; filename="memory-service-export-${day}.jsonl"`)
-      .send(Readable.from(exportLines(memory.exportRecords(session.subject))));
+      .header('content-disposition', `attachment; filename="memory-service-export${named}-${day}.jsonl"`)
+      .send(Readable.from(exportLines(memory.exportRecords(session.subject, space.id))));
   });
 
   scope.post('/data/import', { config: { webFileUpload: true } }, async (request, reply) => {
     const session = who(request);
+    let target = await spaceOf(session, undefined);
+    const dataError = (status: number, error: string) =>
+      page(reply, status, dataPage({ csrf: session.csrf, space: target.space, spaces: target.spaces, importMaxBytes: options.importMaxBytes, error }));
     const tooLarge = () =>
-      page(reply, 413, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: `The file is larger than ${options.importMaxBytes} bytes, the most this page imports (WebImportMaxBytes). Nothing was imported. Import it with the command line (memory-service import) instead.` }));
+      dataError(413, `The file is larger than ${options.importMaxBytes} bytes, the most this page imports (WebImportMaxBytes). Nothing was imported. Import it with the command line (memory-service import) instead.`);
     const declared = Number(request.headers['content-length'] ?? 0);
     // The form adds a little around the file; anything far beyond the limit is refused before it is read.
     if (declared > options.importMaxBytes + 64 * 1024) return tooLarge();
-    if (!request.isMultipart()) return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import.' }));
+    if (!request.isMultipart()) return dataError(400, 'Choose a file to import.');
     let csrfChecked = false;
+    let spaceGiven: string | undefined;
+    let spaceRefused: unknown;
     let file: Buffer | undefined;
     let busy: 'subject-busy' | 'process-busy' | undefined;
     let release: (() => void) | undefined;
@@ -386,10 +440,20 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
         for await (const part of request.parts()) {
           if (part.type === 'field') {
             if (part.fieldname === 'csrf') csrfChecked = sessions.csrfValid(session, part.value);
+            if (part.fieldname === 'space') spaceGiven = typeof part.value === 'string' ? part.value : '';
             continue;
           }
           // The token comes first in the form: a file is read only for a request this page sent.
-          if (!csrfChecked || part.fieldname !== 'file' || file !== undefined || busy !== undefined) {
+          if (!csrfChecked || part.fieldname !== 'file' || file !== undefined || busy !== undefined || spaceRefused !== undefined) {
+            part.file.resume();
+            continue;
+          }
+          // The space comes before the file too: a space the person may not write to costs no read of the file.
+          try {
+            target = await spaceOf(session, spaceGiven);
+            if (target.space.role === 'reader') throw forbidden(`you may read space "${target.space.name}" but not import into it (your role there is reader)`);
+          } catch (error) {
+            spaceRefused = error;
             part.file.resume();
             continue;
           }
@@ -410,18 +474,22 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
       if (!csrfChecked) {
         return page(reply, 403, messagePage('Request refused', CSRF_REFUSED, { href: '/data', label: 'Your data' }, session.csrf));
       }
+      if (spaceRefused !== undefined) throw spaceRefused;
       if (busy === 'subject-busy') {
-        return page(reply, 409, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'An import of yours is already running: wait for it to finish, then import this file. Nothing was imported.' }));
+        return dataError(409, 'An import of yours is already running: wait for it to finish, then import this file. Nothing was imported.');
       }
       if (busy === 'process-busy') {
         reply.header('retry-after', '60');
-        return page(reply, 503, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: `The service is already running ${IMPORTS_AT_ONCE} imports, the most it runs at once: try again in a minute. Nothing was imported.` }));
+        return dataError(503, `The service is already running ${IMPORTS_AT_ONCE} imports, the most it runs at once: try again in a minute. Nothing was imported.`);
       }
-      if (file === undefined || file.length === 0) {
-        return page(reply, 400, dataPage({ csrf: session.csrf, importMaxBytes: options.importMaxBytes, error: 'Choose a file to import (the one chosen is empty).' }));
-      }
-      const summary = await importFile(memory, session.subject, [file], { maxTextChars: options.maxTextChars, maxLines: IMPORT_MAX_LINES, batchSize: IMPORT_BATCH });
-      return page(reply, importStatus(summary.stoppedBy?.code), importSummaryPage(session.csrf, summary));
+      if (file === undefined || file.length === 0) return dataError(400, 'Choose a file to import (the one chosen is empty).');
+      const summary = await importFile(memory, session.subject, [file], {
+        maxTextChars: options.maxTextChars,
+        maxLines: IMPORT_MAX_LINES,
+        batchSize: IMPORT_BATCH,
+        space: target.space.id,
+      });
+      return page(reply, importStatus(summary.stoppedBy?.code), importSummaryPage(session.csrf, summary, target.space));
     } finally {
       release?.();
     }
@@ -444,6 +512,8 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     return reply.redirect('/?deleted=1', 303);
   });
 
+  spaceRoutes(scope, options, who);
+
   scope.post('/auth/sign-out', async (request, reply) => {
     const session = who(request);
     await options.endAuthorizationSession?.(request, session.subject);
@@ -451,6 +521,142 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     return reply.redirect('/?signed-out=1', 303);
   });
 }
+
+const SPACE_ID = /^space:[a-z0-9]{24}$/;
+
+/** A shared space's id from the path; anything else is "not found", like a space of others. */
+function pathSpaceId(value: string): string {
+  if (!SPACE_ID.test(value)) throw Object.assign(new Error('not found'), { statusCode: 404 });
+  return value;
+}
+
+/** `path` in the space a result names. */
+const spaceHref = (path: string, space: SpaceRef, extra: Record<string, string>): string =>
+  inSpace(path, { ...space, key: '', role: 'reader', personal: space.id === PERSONAL_SPACE_ID }, extra);
+
+const MEMBER_ROLES = ['reader', 'writer'] as const;
+
+function memberRole(value: string | undefined): (typeof MEMBER_ROLES)[number] {
+  const role = MEMBER_ROLES.find((candidate) => candidate === value);
+  if (role === undefined) throw invalidInput('choose a role: reader or writer');
+  return role;
+}
+
+/**
+ * Spaces, members and roles: `/spaces` lists them and makes one; `/spaces/:id` shows one, and its forms change it.
+ * Every change is the SpaceService's (the database refuses what the person may not do, whatever this code does); a
+ * refused change shows the space again with the reason, and nothing changed.
+ */
+function spaceRoutes(scope: FastifyInstance, options: WebPageOptions, who: (request: FastifyRequest) => Session): void {
+  const { spaces } = options;
+  const personLabel = options.accountName === undefined ? 'Person (their subject at the authorization server)' : 'User name';
+
+  scope.get<{ Querystring: { done?: string } }>('/spaces', async (request, reply) => {
+    const session = who(request);
+    return page(reply, 200, spacesPage({ csrf: session.csrf, spaces: await spaces.list(session.subject), notice: doneNotice(request.query.done, undefined) }));
+  });
+
+  scope.post<{ Body: Form }>('/spaces', async (request, reply) => {
+    const session = who(request);
+    const name = first(request.body, 'name') ?? '';
+    try {
+      const made = await spaces.create(session.subject, name);
+      return reply.redirect(`/spaces/${made.id}?done=space-made`, 303);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      return page(reply, 400, spacesPage({ csrf: session.csrf, spaces: await spaces.list(session.subject), name, error: capitalised(error.message) }));
+    }
+  });
+
+  scope.get<{ Params: { id: string }; Querystring: { done?: string } }>('/spaces/:id', async (request, reply) => {
+    const session = who(request);
+    const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+    return page(reply, 200, spacePage({ csrf: session.csrf, space, groupClaim: options.membershipClaim, personLabel, notice: doneNotice(request.query.done, undefined) }));
+  });
+
+  /** A change to one space: done, then back to it (or `after`); refused, the space again with the reason. */
+  const change = (path: string, act: (session: Session, space: SpaceDetails, body: Form) => Promise<string>) =>
+    scope.post<{ Params: { id: string }; Body: Form }>(`/spaces/:id/${path}`, async (request, reply) => {
+      const session = who(request);
+      const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+      try {
+        return reply.redirect(await act(session, space, request.body), 303);
+      } catch (error) {
+        const status = refusedStatus(error);
+        if (status === undefined) throw error;
+        return page(reply, status, spacePage({ csrf: session.csrf, space, groupClaim: options.membershipClaim, personLabel, error: `Not done: ${(error as ServiceError).message}.` }));
+      }
+    });
+  const member = (body: Form): string => first(body, 'member') ?? '';
+
+  change('rename', async (session, space, body) => {
+    await spaces.rename(session.subject, space.id, first(body, 'name') ?? '');
+    return `/spaces/${space.id}?done=renamed`;
+  });
+  change('share', async (session, space, body) => {
+    await spaces.share(session.subject, space.id, first(body, 'person') ?? '', memberRole(first(body, 'role')));
+    return `/spaces/${space.id}?done=shared`;
+  });
+  change('members/role', async (session, space, body) => {
+    await spaces.setRole(session.subject, space.id, member(body), memberRole(first(body, 'role')));
+    return `/spaces/${space.id}?done=role-changed`;
+  });
+  change('members/remove', async (session, space, body) => {
+    await spaces.removeMember(session.subject, space.id, member(body));
+    return `/spaces/${space.id}?done=removed`;
+  });
+  change('transfer', async (session, space, body) => {
+    await spaces.transfer(session.subject, space.id, member(body));
+    return `/spaces/${space.id}?done=handed-on`;
+  });
+  change('group', async (session, space, body) => {
+    if (options.membershipClaim === undefined) throw invalidInput('a group can be linked only when OAuthMembershipClaim is set');
+    const group = (first(body, 'group') ?? '').trim();
+    await spaces.setGroup(session.subject, space.id, group === '' ? undefined : { name: group, role: memberRole(first(body, 'role')) });
+    return `/spaces/${space.id}?done=group`;
+  });
+  change('leave', async (session, space) => {
+    await spaces.leave(session.subject, space.id);
+    return '/spaces?done=left';
+  });
+
+  scope.get<{ Params: { id: string } }>('/spaces/:id/delete', async (request, reply) => {
+    const session = who(request);
+    const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+    if (space.role !== 'owner') throw forbidden(`only the owner of space "${space.name}" may delete it`);
+    return page(reply, 200, spaceDeletePage({ csrf: session.csrf, space, counts: await options.memory.counts(session.subject, space.id) }));
+  });
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/spaces/:id/delete', async (request, reply) => {
+    const session = who(request);
+    const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+    try {
+      await spaces.delete(session.subject, space.id, first(request.body, 'confirm') ?? '');
+    } catch (error) {
+      if (!isServiceError(error) || error.code !== 'INVALID_INPUT') throw error;
+      const counts = await options.memory.counts(session.subject, space.id);
+      return page(reply, 400, spaceDeletePage({ csrf: session.csrf, space, counts, error: `${capitalised(error.message)}. Nothing was deleted.` }));
+    }
+    return reply.redirect('/spaces?done=space-deleted', 303);
+  });
+}
+
+/** A change the service refused for a reason the person can act on, and its status; undefined for a failure. */
+function refusedStatus(error: unknown): number | undefined {
+  if (!isServiceError(error)) return undefined;
+  switch (error.code) {
+    case 'INVALID_INPUT':
+      return 400;
+    case 'NOT_FOUND':
+      return 404;
+    case 'FORBIDDEN':
+      return 403;
+    default:
+      return undefined;
+  }
+}
+
+const capitalised = (text: string): string => text.replace(/^\w/, (letter) => letter.toUpperCase());
 
 /** An import that stopped: on a limit or a header it cannot read (400), the quota (403), or a failure (503). */
 function importStatus(stoppedBy: string | undefined): number {
@@ -566,6 +772,24 @@ function doneNotice(done: string | undefined, id: string | undefined): string | 
       return `That text is now memory ${number}, a memory of its own.`;
     case 'erased-all':
       return `${number} records were erased.`;
+    case 'space-made':
+      return 'The space was made. Share it below.';
+    case 'renamed':
+      return 'The space was renamed.';
+    case 'shared':
+      return 'Shared.';
+    case 'role-changed':
+      return 'The role was changed.';
+    case 'removed':
+      return 'The member was removed: they no longer see this space.';
+    case 'handed-on':
+      return 'The space was handed on; you are a writer in it now.';
+    case 'group':
+      return 'The group was saved.';
+    case 'left':
+      return 'You left the space.';
+    case 'space-deleted':
+      return 'The space was deleted, with everything in it.';
     default:
       return undefined;
   }
@@ -588,6 +812,8 @@ function renderError(error: FastifyError | ServiceError | SignInError, request: 
         return page(reply, 400, messagePage('Not done', error.message, home, csrf));
       case 'QUOTA_EXCEEDED':
         return page(reply, 403, messagePage('Not done', error.message, home, csrf));
+      case 'FORBIDDEN':
+        return page(reply, 403, messagePage('Not allowed', `Not done: ${error.message}. Nothing was changed.`, home, csrf));
       default:
         return page(reply, 503, messagePage('Not available', `This could not be done now: ${error.message}. Try again in a moment.`, home, csrf));
     }

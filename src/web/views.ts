@@ -1,4 +1,6 @@
 import type { ImportSummary, ListedMemory, Memory, TagCount, TombstoneRecord } from '../memory/types.js';
+import type { SpaceDetails } from '../spaces/space-service.js';
+import type { AccessibleSpace } from '../spaces/spaces.js';
 import { refusalPlace } from '../transfer/import-file.js';
 import { STYLESHEET_PATH } from './assets.js';
 import { html, raw, type Html } from './html.js';
@@ -6,10 +8,11 @@ import { html, raw, type Html } from './html.js';
 /**
  * The page's screens, server-rendered: every value goes through `html` (escaped), every form posts its CSRF
  * token, and nothing needs a script. Paths: `/` (memories, search, tag filter), `/memories/:id`, `/history`
- * (tombstones), `/data` (export, import, delete everything).
+ * (tombstones), `/data` (export, import, delete everything), each of one space (`?space=<id>`, personal by
+ * default); `/spaces` and `/spaces/:id` (spaces, members and roles).
  */
 
-export type Section = 'memories' | 'history' | 'data';
+export type Section = 'memories' | 'history' | 'data' | 'spaces';
 
 export interface Chrome {
   /** Undefined when signed out. */
@@ -23,7 +26,30 @@ const SECTIONS: readonly [Section, string, string][] = [
   ['memories', '/', 'Memories'],
   ['history', '/history', 'Corrected & forgotten'],
   ['data', '/data', 'Your data'],
+  ['spaces', '/spaces', 'Spaces'],
 ];
+
+/** `path` in `space` (the personal space needs no parameter). */
+export function inSpace(path: string, space: AccessibleSpace, extra: Record<string, string> = {}): string {
+  const query = new URLSearchParams({ ...(space.personal ? {} : { space: space.id }), ...extra }).toString();
+  return query === '' ? path : `${path}?${query}`;
+}
+
+const spaceField = (space: AccessibleSpace): Html => (space.personal ? html`` : html`<input type="hidden" name="space" value="${space.id}">`);
+
+const ROLE_LABELS: Record<AccessibleSpace['role'], string> = { owner: 'owner', writer: 'writer', reader: 'reader (can read, not change)' };
+
+/** Which space a screen shows, and a way to switch to another one (a GET form: no script). */
+function spaceBar(spaces: readonly AccessibleSpace[], current: AccessibleSpace, action: string): Html {
+  // Nothing to choose between for someone with their personal space alone.
+  if (spaces.length < 2) return html``;
+  return html`<form class="space-bar" method="get" action="${action}">
+<label for="space">Space</label>
+<select id="space" name="space">${spaces.map((space) => html`<option value="${space.id}"${space.id === current.id ? html` selected` : ''}>${space.name}${space.personal ? '' : ` (${space.role})`}</option>`)}</select>
+<button type="submit" class="secondary">Show</button>
+${current.personal ? '' : html`<span class="small muted">You are <strong>${ROLE_LABELS[current.role]}</strong> in “${current.name}”. <a href="/spaces/${current.id}">Members</a></span>`}
+</form>`;
+}
 
 export function layout(title: string, chrome: Chrome, body: Html): string {
   const signedIn = chrome.csrf !== undefined;
@@ -89,44 +115,53 @@ function staleness(memory: Memory, now: Date): Html {
   return html`<span class="badge warn">not confirmed for ${Math.floor(days / 30)} months</span>`;
 }
 
-function tagLinks(tags: readonly string[]): Html {
+function tagLinks(tags: readonly string[], space: AccessibleSpace): Html {
   if (tags.length === 0) return html``;
-  return html`<ul class="tags" aria-label="Tags">${tags.map((tag) => html`<li><a class="tag" href="/?tag=${encodeURIComponent(tag)}">${tag}</a></li>`)}</ul>`;
+  return html`<ul class="tags" aria-label="Tags">${tags.map((tag) => html`<li><a class="tag" href="${inSpace('/', space, { tag })}">${tag}</a></li>`)}</ul>`;
 }
+
+const canWrite = (space: AccessibleSpace): boolean => space.role !== 'reader';
 
 /**
  * The texts an assistant gave later that were judged to state this memory's fact (kept as its restatements), each
  * with the way to make it a memory of its own: a judgement that was wrong hides a fact, and this brings it back.
  */
-function restatementList(memory: Memory | ListedMemory, csrf: string): Html {
+function restatementList(memory: Memory | ListedMemory, csrf: string, writable: boolean): Html {
   if (!('restatements' in memory) || memory.restatements.length === 0) return html``;
   return html`<div class="restatements">
 <p class="small muted">Also said as:</p>
 <ul>${memory.restatements.map(
     (restatement) => html`<li id="restatement-${restatement.id}"><p class="memory-text">${restatement.text}</p>
 <p class="meta"><span>Said ${when(restatement.createdAt)}</span></p>
-<form method="post" action="/restatements/${restatement.id}/separate">${csrfField(csrf)}<button type="submit" class="secondary">Make this a memory of its own</button></form></li>`,
+${writable ? html`<form method="post" action="/restatements/${restatement.id}/separate">${csrfField(csrf)}<button type="submit" class="secondary">Make this a memory of its own</button></form>` : ''}</li>`,
   )}</ul>
 </div>`;
 }
 
-function memoryItem(memory: Memory | ListedMemory, csrf: string, now: Date): Html {
+function memoryItem(memory: Memory | ListedMemory, csrf: string, now: Date, space: AccessibleSpace): Html {
   const label = html`<span class="visually-hidden"> memory ${memory.id}</span>`;
+  const writable = canWrite(space);
   return html`<li class="card" id="memory-${memory.id}">
 <p class="memory-text">${memory.text}</p>
-${tagLinks(memory.tags)}
+${tagLinks(memory.tags, space)}
 <p class="meta"><span>Memory ${memory.id}</span><span>Stored ${when(memory.createdAt)}</span><span>Confirmed ${when(memory.lastConfirmedAt)}</span>${staleness(memory, now)}</p>
-${restatementList(memory, csrf)}
+${restatementList(memory, csrf, writable)}
 <div class="actions">
-<a class="button secondary" href="/memories/${memory.id}">Edit${label}</a>
+${
+  writable
+    ? html`<a class="button secondary" href="/memories/${memory.id}">Edit${label}</a>
 <form method="post" action="/memories/${memory.id}/confirm">${csrfField(csrf)}<button type="submit" class="secondary">Still true${label}</button></form>
-<form method="post" action="/memories/${memory.id}/forget">${csrfField(csrf)}<button type="submit" class="danger quiet">Forget${label}</button></form>
+<form method="post" action="/memories/${memory.id}/forget">${csrfField(csrf)}<button type="submit" class="danger quiet">Forget${label}</button></form>`
+    : html`<a class="button secondary" href="/memories/${memory.id}">Details${label}</a>`
+}
 </div>
 </li>`;
 }
 
 export interface MemoriesView {
   readonly csrf: string;
+  readonly space: AccessibleSpace;
+  readonly spaces: readonly AccessibleSpace[];
   readonly memories: readonly (Memory | ListedMemory)[];
   readonly tags: readonly TagCount[];
   readonly query: string;
@@ -141,25 +176,37 @@ export interface MemoriesView {
 export function memoriesPage(view: MemoriesView): string {
   const now = new Date();
   const searching = view.query !== '';
-  const heading = searching ? 'Search results' : view.tag !== '' ? html`Memories tagged “${view.tag}”` : html`Your memories`;
+  const { space } = view;
+  const heading = searching
+    ? 'Search results'
+    : view.tag !== ''
+      ? html`Memories tagged “${view.tag}”`
+      : space.personal
+        ? html`Your memories`
+        : html`Memories in “${space.name}”`;
   const empty = searching
     ? 'Nothing matches this search.'
     : view.firstPage
       ? view.tag !== ''
         ? 'No memory carries this tag.'
-        : 'No memories yet. Assistants connected to this service add them; you can also import a file under “Your data”.'
+        : space.personal || canWrite(space)
+          ? 'No memories yet. Assistants connected to this service add them; you can also import a file under “Your data”.'
+          : 'No memories in this space yet.'
       : 'No older memories.';
   return layout(
     searching ? 'Search' : 'Memories',
     { csrf: view.csrf, section: 'memories', notice: view.notice, error: view.error },
-    html`<h1>${heading}</h1>
+    html`${spaceBar(view.spaces, space, '/')}
+<h1>${heading}</h1>
 <form class="search" method="get" action="/" role="search">
-<div><label for="q">Search your memories <span class="hint">by meaning and by words, as an assistant's recall does</span></label>
+<div><label for="q">Search ${space.personal ? 'your memories' : html`“${space.name}”`} <span class="hint">by meaning and by words, as an assistant's recall does</span></label>
 <input id="q" name="q" type="search" maxlength="1000" value="${view.query}"></div>
+${spaceField(space)}
 ${view.tag === '' ? '' : html`<input type="hidden" name="tag" value="${view.tag}">`}
 <button type="submit">Search</button>
 </form>
 <form class="filters" method="get" action="/">
+${spaceField(space)}
 ${view.query === '' ? '' : html`<input type="hidden" name="q" value="${view.query}">`}
 <label for="tag">Tag</label>
 <select id="tag" name="tag">
@@ -168,16 +215,16 @@ ${view.tags.map((tag) => html`<option value="${tag.tag}"${tag.tag === view.tag ?
 ${view.tag !== '' && !view.tags.some((tag) => tag.tag === view.tag) ? html`<option value="${view.tag}" selected>${view.tag}</option>` : ''}
 </select>
 <button type="submit" class="secondary">Filter</button>
-${searching || view.tag !== '' ? html`<a href="/">Show all, newest first</a>` : ''}
+${searching || view.tag !== '' ? html`<a href="${inSpace('/', space)}">Show all, newest first</a>` : ''}
 </form>
 ${searching ? html`<p class="muted small">Best match first${view.tag === '' ? '' : html`, only memories tagged “${view.tag}”`}.</p>` : html`<p class="muted small">Newest first, expired ones included.</p>`}
 ${
   view.memories.length === 0
     ? html`<p class="card">${empty}</p>`
-    : html`<ol class="memories">${view.memories.map((memory) => memoryItem(memory, view.csrf, now))}</ol>`
+    : html`<ol class="memories">${view.memories.map((memory) => memoryItem(memory, view.csrf, now, space))}</ol>`
 }
 <nav class="pager" aria-label="Pages">
-<span>${view.firstPage ? '' : html`<a href="${view.tag === '' ? '/' : `/?tag=${encodeURIComponent(view.tag)}`}">Newest</a>`}</span>
+<span>${view.firstPage ? '' : html`<a href="${inSpace('/', space, view.tag === '' ? {} : { tag: view.tag })}">Newest</a>`}</span>
 <span>${view.nextHref === undefined ? '' : html`<a href="${view.nextHref}" rel="next">Older memories</a>`}</span>
 </nav>`,
   );
@@ -186,6 +233,8 @@ ${
 export interface MemoryView {
   readonly csrf: string;
   readonly memory: Memory;
+  /** The space the memory is in, with the person's role there. */
+  readonly space: AccessibleSpace;
   /** What the edit form shows: the stored values, or what was typed when it was refused. */
   readonly form: { readonly text: string; readonly tags: string; readonly importance: string; readonly reason: string };
   readonly notice?: string | undefined;
@@ -195,17 +244,19 @@ export interface MemoryView {
 export function memoryPage(view: MemoryView): string {
   const { memory } = view;
   const now = new Date();
+  const { space } = view;
   const optional = (value: string | null) => (value === null ? html`<span class="muted">none</span>` : value);
   return layout(
     `Memory ${memory.id}`,
     { csrf: view.csrf, section: 'memories', notice: view.notice, error: view.error },
-    html`<p><a href="/">Back to all memories</a></p>
+    html`<p><a href="${inSpace('/', space)}">Back to all memories${space.personal ? '' : html` in “${space.name}”`}</a></p>
 <h1>Memory ${memory.id}</h1>
 <section class="card" aria-labelledby="stored">
 <h2 id="stored">As stored</h2>
 <p class="memory-text">${memory.text}</p>
-${tagLinks(memory.tags)}
+${tagLinks(memory.tags, space)}
 <dl class="fields">
+<dt>Space</dt><dd>${space.name}${space.personal ? '' : ` (you are ${space.role})`}</dd>
 <dt>Importance</dt><dd>${memory.importance}</dd>
 <dt>Captured</dt><dd>${optional(memory.captureMode === null ? null : memory.captureMode === 'explicit' ? 'explicitly (you asked)' : 'inferred (the assistant decided)')}</dd>
 <dt>Source</dt><dd>${optional(memory.sourceProvider)}</dd>
@@ -214,7 +265,14 @@ ${tagLinks(memory.tags)}
 <dt>Last confirmed</dt><dd>${when(memory.lastConfirmedAt)} ${staleness(memory, now)}</dd>
 <dt>Expires</dt><dd>${memory.expiresAt === null ? html`<span class="muted">never</span>` : when(memory.expiresAt)}</dd>
 </dl>
-<div class="actions">
+${canWrite(space) ? memoryForms(view) : html`<p class="muted small">You may read this space but not change it.</p></section>`}`,
+  );
+}
+
+/** Still true, correct and forget: for a writer or owner of the memory's space. */
+function memoryForms(view: MemoryView): Html {
+  const { memory } = view;
+  return html`<div class="actions">
 <form method="post" action="/memories/${memory.id}/confirm">${csrfField(view.csrf)}<button type="submit" class="secondary">Still true</button></form>
 </div>
 </section>
@@ -242,12 +300,13 @@ ${csrfField(view.csrf)}
 <input id="forget-reason" name="reason" type="text" maxlength="500">
 <div class="actions"><button type="submit" class="danger">Forget this memory</button></div>
 </form>
-</section>`,
-  );
+</section>`;
 }
 
 export interface HistoryView {
   readonly csrf: string;
+  readonly space: AccessibleSpace;
+  readonly spaces: readonly AccessibleSpace[];
   readonly tombstones: readonly TombstoneRecord[];
   readonly nextHref: string | undefined;
   readonly firstPage: boolean;
@@ -256,21 +315,28 @@ export interface HistoryView {
 }
 
 export function historyPage(view: HistoryView): string {
+  const { space } = view;
+  const writable = canWrite(space);
   return layout(
     'Corrected & forgotten',
     { csrf: view.csrf, section: 'history', notice: view.notice, error: view.error },
-    html`<h1>Corrected &amp; forgotten</h1>
+    html`${spaceBar(view.spaces, space, '/history')}
+<h1>Corrected &amp; forgotten${space.personal ? '' : html` in “${space.name}”`}</h1>
 <p class="muted">Memories that were corrected or forgotten are no longer recalled. Their old text is kept here, so an assistant can be warned when an outdated fact comes back. Erase what you do not want kept.</p>
 ${
   view.tombstones.length === 0
     ? html`<p class="card">${view.firstPage ? 'Nothing was corrected or forgotten.' : 'Nothing older.'}</p>`
-    : html`<form class="actions" method="post" action="/history/erase">${csrfField(view.csrf)}
+    : html`${
+        writable
+          ? html`<form class="actions" method="post" action="/history/erase">${csrfField(view.csrf)}${spaceField(space)}
 <label class="small"><input type="checkbox" name="confirm" value="yes" required> Erase all of them</label>
-<button type="submit" class="danger">Erase all</button></form>
+<button type="submit" class="danger">Erase all</button></form>`
+          : ''
+      }
 <ol class="memories">${view.tombstones.map(
         (tombstone) => html`<li class="card" id="tombstone-${tombstone.memoryId}">
 <p class="memory-text">${tombstone.text}</p>
-${tagLinks(tombstone.tags)}
+${tagLinks(tombstone.tags, space)}
 <p class="meta"><span>${
           tombstone.reason === 'corrected'
             ? html`Corrected ${when(tombstone.tombstonedAt)}${tombstone.replacedBy === undefined ? '' : html` (now <a href="/memories/${tombstone.replacedBy}">memory ${tombstone.replacedBy}</a>)`}`
@@ -278,12 +344,12 @@ ${tagLinks(tombstone.tags)}
         }</span><span>Was memory ${tombstone.memoryId}, stored ${when(tombstone.memoryCreatedAt)}</span>${
           tombstone.note === undefined ? '' : html`<span>Why: ${tombstone.note}</span>`
         }</p>
-<form method="post" action="/history/${tombstone.memoryId}/erase">${csrfField(view.csrf)}<button type="submit" class="secondary">Erase<span class="visually-hidden"> the record of memory ${tombstone.memoryId}</span></button></form>
+${writable ? html`<form method="post" action="/history/${tombstone.memoryId}/erase">${csrfField(view.csrf)}${spaceField(space)}<button type="submit" class="secondary">Erase<span class="visually-hidden"> the record of memory ${tombstone.memoryId}</span></button></form>` : ''}
 </li>`,
       )}</ol>`
 }
 <nav class="pager" aria-label="Pages">
-<span>${view.firstPage ? '' : html`<a href="/history">Newest</a>`}</span>
+<span>${view.firstPage ? '' : html`<a href="${inSpace('/history', space)}">Newest</a>`}</span>
 <span>${view.nextHref === undefined ? '' : html`<a href="${view.nextHref}" rel="next">Older</a>`}</span>
 </nav>`,
   );
@@ -291,6 +357,8 @@ ${tagLinks(tombstone.tags)}
 
 export interface DataView {
   readonly csrf: string;
+  readonly space: AccessibleSpace;
+  readonly spaces: readonly AccessibleSpace[];
   readonly importMaxBytes: number;
   readonly notice?: string | undefined;
   readonly error?: string | undefined;
@@ -299,35 +367,41 @@ export interface DataView {
 }
 
 export function dataPage(view: DataView): string {
+  const { space } = view;
   return layout(
     'Your data',
     { csrf: view.csrf, section: 'data', notice: view.notice, error: view.error },
-    html`<h1>Your data</h1>
-${view.usage === undefined ? '' : usageLine(view.usage)}
+    html`${spaceBar(view.spaces, space, '/data')}
+<h1>Your data${space.personal ? '' : html` in “${space.name}”`}</h1>
+${view.usage === undefined || !space.personal ? '' : usageLine(view.usage)}
 <section class="card" aria-labelledby="export">
 <h2 id="export">Export</h2>
-<p>Everything stored about you, as one file: every memory with all its fields, and everything corrected or forgotten (JSON Lines, described in the service's README).</p>
-<p><a class="button" href="/data/export" download>Download export</a></p>
+<p>${space.personal ? 'Everything stored about you' : html`Everything in the space “${space.name}”`}, as one file: every memory with all its fields, and everything corrected or forgotten (JSON Lines, described in the service's README).</p>
+<p><a class="button" href="${inSpace('/data/export', space)}" download>Download export</a></p>
 </section>
-<section class="card" aria-labelledby="import">
-<h2 id="import">Import</h2>
-<p>A file exported from this service, or the <code>memory.jsonl</code> of the official MCP memory server (each observation becomes a memory tagged with its entity's name and type; each relation becomes a memory). What is already stored is skipped, so importing a file again adds nothing twice.</p>
-<form method="post" action="/data/import" enctype="multipart/form-data">
-${csrfField(view.csrf)}
-<label for="file">File <span class="hint">JSON Lines, at most ${formatBytes(view.importMaxBytes)}</span></label>
-<input id="file" name="file" type="file" accept=".jsonl,.json,.txt,application/jsonl,application/json,text/plain" required>
-<div class="actions"><button type="submit">Import</button></div>
-</form>
-</section>
+${canWrite(space) ? importSection(view) : ''}
 <section class="card" aria-labelledby="delete">
 <h2 id="delete">Delete everything</h2>
-<p>Deletes every memory and everything corrected or forgotten, at once, and signs you out everywhere. Export first if you may want them back.</p>
+<p>Deletes every memory and everything corrected or forgotten of your personal space and of the spaces you own, at once, ends your memberships of others' spaces, and signs you out everywhere. Export first if you may want them back.</p>
 <p><a class="button secondary" href="/data/delete">Delete all my data…</a></p>
 </section>`,
   );
 }
 
-export function importSummaryPage(csrf: string, summary: ImportSummary): string {
+function importSection(view: DataView): Html {
+  return html`<section class="card" aria-labelledby="import">
+<h2 id="import">Import</h2>
+<p>A file exported from this service, or the <code>memory.jsonl</code> of the official MCP memory server (each observation becomes a memory tagged with its entity's name and type; each relation becomes a memory). What is already stored is skipped, so importing a file again adds nothing twice.</p>
+<form method="post" action="/data/import" enctype="multipart/form-data">
+${csrfField(view.csrf)}${spaceField(view.space)}
+<label for="file">File <span class="hint">JSON Lines, at most ${formatBytes(view.importMaxBytes)}</span></label>
+<input id="file" name="file" type="file" accept=".jsonl,.json,.txt,application/jsonl,application/json,text/plain" required>
+<div class="actions"><button type="submit">Import</button></div>
+</form>
+</section>`;
+}
+
+export function importSummaryPage(csrf: string, summary: ImportSummary, space: AccessibleSpace): string {
   const stopped = summary.stoppedBy;
   return layout(
     'Import',
@@ -351,7 +425,7 @@ ${
 <div class="card"><ul class="plain">${summary.refusals.map((refusal) => html`<li><strong>${refusalPlace(refusal)}</strong>: ${refusal.reason}</li>`)}
 ${summary.refused > summary.refusals.length ? html`<li>… and ${summary.refused - summary.refusals.length} more</li>` : ''}</ul></div>`
 }
-<p><a href="/">See your memories</a> · <a href="/data">Back to your data</a></p>`,
+<p><a href="${inSpace('/', space)}">See the memories${space.personal ? '' : html` in “${space.name}”`}</a> · <a href="${inSpace('/data', space)}">Back to your data</a></p>`,
   );
 }
 
@@ -406,4 +480,158 @@ function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
   if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
   return `${bytes} bytes`;
+}
+
+export interface SpacesView {
+  readonly csrf: string;
+  readonly spaces: readonly AccessibleSpace[];
+  /** The name typed into "Make a space" when it was refused. */
+  readonly name?: string | undefined;
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+/** The person's spaces with their role (personal first), and a form to make one. */
+export function spacesPage(view: SpacesView): string {
+  return layout(
+    'Spaces',
+    { csrf: view.csrf, section: 'spaces', notice: view.notice, error: view.error },
+    html`<h1>Spaces</h1>
+<p class="muted">A space keeps memories apart: your personal space is yours alone; a space you make can be shared with others, each as a <strong>reader</strong> (reads and searches) or a <strong>writer</strong> (also remembers, corrects and forgets).</p>
+<ul class="plain spaces">${view.spaces.map(
+      (space) => html`<li class="card" id="space-${space.personal ? 'personal' : space.id.slice('space:'.length)}">
+<p><strong>${space.name}</strong> <span class="badge role">${space.personal ? 'personal' : space.role}</span></p>
+<div class="actions"><a href="${inSpace('/', space)}">Memories</a>${space.personal ? '' : html` <a href="/spaces/${space.id}">${space.role === 'owner' ? 'Members and settings' : 'Members'}</a>`}</div>
+</li>`,
+    )}</ul>
+<section class="card narrow" aria-labelledby="new-space">
+<h2 id="new-space">Make a space</h2>
+<form method="post" action="/spaces">
+${csrfField(view.csrf)}
+<label for="name">Name <span class="hint">for example Family or Work; at most 80 characters</span></label>
+<input id="name" name="name" type="text" maxlength="80" required value="${view.name ?? ''}">
+<div class="actions"><button type="submit">Make space</button></div>
+</form>
+</section>`,
+  );
+}
+
+export interface SpaceView {
+  readonly csrf: string;
+  readonly space: SpaceDetails;
+  /** Whether a group of an external authorization server can be linked (OAuthMembershipClaim is set). */
+  readonly groupClaim: string | undefined;
+  /** How the share form asks for a person: a user name (built-in server) or a subject (external). */
+  readonly personLabel: string;
+  readonly notice?: string | undefined;
+  readonly error?: string | undefined;
+}
+
+const roleSelect = (id: string, selected: string): Html =>
+  html`<select id="${id}" name="role">${(['reader', 'writer'] as const).map((role) => html`<option value="${role}"${role === selected ? html` selected` : ''}>${role}</option>`)}</select>`;
+
+/** One shared space: its members; for the owner, every change; for a member, leaving. */
+export function spacePage(view: SpaceView): string {
+  const { space, csrf } = view;
+  const owner = space.role === 'owner';
+  const action = (what: string) => `/spaces/${space.id}/${what}`;
+  const shown = (member: SpaceDetails['members'][number]) => member.name ?? member.subject;
+  return layout(
+    space.name,
+    { csrf, section: 'spaces', notice: view.notice, error: view.error },
+    html`<p><a href="/spaces">All spaces</a> · <a href="${inSpace('/', space)}">Memories in “${space.name}”</a></p>
+<h1>${space.name}</h1>
+<p>You are <strong>${ROLE_LABELS[space.role]}</strong> here. <span class="small muted">Id for assistants: <code>${space.id}</code></span></p>
+<section class="card" aria-labelledby="members">
+<h2 id="members">Members</h2>
+<ul class="plain members">${space.members.map((member, index) => {
+      const label = html`<span class="visually-hidden"> ${shown(member)}</span>`;
+      return html`<li id="member-${index}"><strong class="member-name">${shown(member)}</strong> <span class="badge role">${member.role}</span>${
+        owner && member.role !== 'owner'
+          ? html`<div class="actions">
+<form method="post" action="${action('members/role')}">${csrfField(csrf)}<input type="hidden" name="member" value="${member.subject}"><input type="hidden" name="role" value="${member.role === 'reader' ? 'writer' : 'reader'}"><button type="submit" class="secondary">Make ${member.role === 'reader' ? 'writer' : 'reader'}${label}</button></form>
+<form method="post" action="${action('transfer')}">${csrfField(csrf)}<input type="hidden" name="member" value="${member.subject}"><button type="submit" class="secondary">Hand the space on${label}</button></form>
+<form method="post" action="${action('members/remove')}">${csrfField(csrf)}<input type="hidden" name="member" value="${member.subject}"><button type="submit" class="danger quiet">Remove${label}</button></form>
+</div>`
+          : ''
+      }</li>`;
+    })}</ul>
+${space.externalGroup === undefined ? '' : html`<p class="small">Also everyone in the group <strong>${space.externalGroup.name}</strong>, as ${space.externalGroup.role}.</p>`}
+</section>
+${owner ? ownerForms(view, action) : html`<section class="card narrow" aria-labelledby="leave">
+<h2 id="leave">Leave</h2>
+<p>You will no longer see or change this space's memories, unless its owner shares it with you again.</p>
+<form method="post" action="${action('leave')}">${csrfField(csrf)}<button type="submit" class="danger">Leave “${space.name}”</button></form>
+</section>`}`,
+  );
+}
+
+function ownerForms(view: SpaceView, action: (what: string) => string): Html {
+  const { space, csrf } = view;
+  return html`<section class="card narrow" aria-labelledby="share">
+<h2 id="share">Share</h2>
+<form method="post" action="${action('share')}">
+${csrfField(csrf)}
+<label for="person">${view.personLabel}</label>
+<input id="person" name="person" type="text" required autocapitalize="none" spellcheck="false">
+<label for="share-role">Role <span class="hint">a reader reads and searches; a writer also remembers, corrects and forgets</span></label>
+${roleSelect('share-role', 'reader')}
+<div class="actions"><button type="submit">Share</button></div>
+</form>
+</section>
+${
+  view.groupClaim === undefined
+    ? ''
+    : html`<section class="card narrow" aria-labelledby="group">
+<h2 id="group">Group</h2>
+<p class="small muted">Everyone whose token carries this value in its <code>${view.groupClaim}</code> claim is a member, with this role.</p>
+<form method="post" action="${action('group')}">
+${csrfField(csrf)}
+<label for="group-name">Group <span class="hint">leave empty to unlink</span></label>
+<input id="group-name" name="group" type="text" maxlength="200" value="${space.externalGroup?.name ?? ''}" autocapitalize="none" spellcheck="false">
+<label for="group-role">Role</label>
+${roleSelect('group-role', space.externalGroup?.role ?? 'reader')}
+<div class="actions"><button type="submit">Save group</button></div>
+</form>
+</section>`
+}
+<section class="card narrow" aria-labelledby="rename">
+<h2 id="rename">Rename</h2>
+<form method="post" action="${action('rename')}">
+${csrfField(csrf)}
+<label for="new-name">New name</label>
+<input id="new-name" name="name" type="text" maxlength="80" required value="${space.name}">
+<div class="actions"><button type="submit">Rename</button></div>
+</form>
+</section>
+<section class="card narrow" aria-labelledby="delete-space">
+<h2 id="delete-space">Delete</h2>
+<p>Deletes the space with every memory and everything corrected or forgotten in it, for every member.</p>
+<p><a class="button secondary" href="${action('delete')}">Delete this space…</a></p>
+</section>`;
+}
+
+/** The confirmation before a space is deleted: its name must be typed. */
+export function spaceDeletePage(view: { readonly csrf: string; readonly space: AccessibleSpace; readonly counts: { readonly memories: number; readonly tombstones: number }; readonly error?: string | undefined }): string {
+  const { space, counts } = view;
+  return layout(
+    'Delete space',
+    { csrf: view.csrf, section: 'spaces', error: view.error },
+    html`<h1>Delete “${space.name}”?</h1>
+<div class="card narrow">
+<p>This deletes, at once and for good, for every member:</p>
+<ul>
+<li>every memory in the space (${counts.memories} ${counts.memories === 1 ? 'memory' : 'memories'}),</li>
+<li>everything corrected or forgotten in it (${counts.tombstones} ${counts.tombstones === 1 ? 'record' : 'records'}),</li>
+<li>the space itself and its members.</li>
+</ul>
+<p>It cannot be undone: <a href="${inSpace('/data/export', space)}">download an export</a> first if you may want them back.</p>
+<form method="post" action="/spaces/${space.id}/delete">
+${csrfField(view.csrf)}
+<label for="confirm">Type the space's name, <strong>${space.name}</strong>, to confirm</label>
+<input id="confirm" name="confirm" type="text" autocomplete="off" spellcheck="false" required>
+<div class="actions"><button type="submit" class="danger">Delete the space</button> <a href="/spaces/${space.id}">Cancel</a></div>
+</form>
+</div>`,
+  );
 }

@@ -2,9 +2,38 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { submitLogin, type Credentials } from './browser.js';
+import { TEST_DATABASE_URL, type Engine } from './engines.js';
+import { sharedPGlite } from './shared.js';
+
+export type Query = (text: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/**
+ * `read` in a transaction of the database owner that sees every subject's rows (on PostgreSQL the owner is held by
+ * the forced row-level security too, so the maintenance setting admits every row; PGlite's owner is a superuser),
+ * rolled back after: for tests that check what a request left in the tables.
+ */
+export async function readAsOwner<T>(engine: Engine, read: (query: Query) => Promise<T>): Promise<T> {
+  const run = async (query: Query) => {
+    await query(`select set_config('memory_service.all_subjects', 'on', true)`, []);
+    return read(query);
+  };
+  if (engine === 'pglite') {
+    return (await sharedPGlite()).transaction((tx) => run(async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows));
+  }
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query('begin');
+    return await run(async (text, params) => (await client.query(text, params)).rows as Record<string, unknown>[]);
+  } finally {
+    await client.query('rollback');
+    await client.end();
+  }
+}
 
 /** Screenshots of every screen go here (ignored by git), to be looked at. */
 export const SCREENSHOTS = join(fileURLToPath(new URL('../../', import.meta.url)), '.artifacts', 'screenshots');

@@ -5,6 +5,7 @@ import type { Browser as ChromiumBrowser, BrowserContext, Page } from 'playwrigh
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserStore, usersFilePath } from '../../src/auth/authorization-server/user-store.js';
 import { createLogger } from '../../src/logger.js';
+import { SpaceService } from '../../src/spaces/space-service.js';
 import { browserSkipReason, launchChromium, submitLogin, type Credentials } from '../helpers/browser.js';
 import { engines } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -18,6 +19,8 @@ const MALLORY: Credentials = { username: 'mallory', password: 'mallory plants co
 
 /** Every way a stored value could become markup: a script, an event handler, an attribute break-out, an entity. */
 const XSS = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">"'><svg onload="window.__xss=3">&amp;`;
+/** As a space's name (at most 80 characters). */
+const XSS_SPACE = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">"'>`;
 /** The same as a tag (tags are lower-cased, spaces and underscores become hyphens): this one is stored as it is. */
 const XSS_TAG = `"><svg/onload=alert(5)><script>alert(4)</script>`;
 
@@ -60,7 +63,10 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
   let server: TestServer;
   let chromium: ChromiumBrowser;
   let aliceId: string;
+  let malloryId: string;
   let aliceToken: string;
+  /** The service itself, to set up the spaces the routes act on. */
+  let spaces: SpaceService;
   let alice: { context: BrowserContext; page: Page };
   let malloryCookie: string;
   let malloryCsrf: string;
@@ -91,11 +97,13 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
   const remember = async (text: string, extra: Record<string, unknown> = {}) =>
     (await server.call(aliceToken, 'remember', { text, dedup_policy: 'insert', ...extra })).structured.memory_id as number;
 
-  /** Everything of Alice's that a request could change: her memories, her records and her page sessions. */
+  /** Everything of Alice's that a request could change: her memories, her records, her spaces and their members, and her page sessions. */
   const snapshot = async () => {
     const data = await server.service.db.withSubject(aliceId, 'test', async (trx) => ({
       memories: await trx.selectFrom('memories').select(['id', 'text', 'tags', 'importance', 'last_confirmed_at', 'updated_at']).orderBy('id').execute(),
       tombstones: await trx.selectFrom('tombstones').select(['id', 'memory_id', 'note']).orderBy('id').execute(),
+      spaces: await trx.selectFrom('spaces').select(['id', 'name', 'owner', 'external_group', 'external_role']).orderBy('id').execute(),
+      members: await trx.selectFrom('space_members').select(['space_id', 'member', 'role']).orderBy('space_id').orderBy('member').execute(),
     }));
     const sessions = await server.service.db.withoutSubject('test', (trx) => trx.selectFrom('web_sessions').select('id_hash').where('subject', '=', aliceId).orderBy('id_hash').execute());
     return JSON.stringify({ ...data, sessions });
@@ -111,13 +119,15 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
     server = await startTestServer({
       engine,
       logger: createLogger('trace', destination),
-      env: { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0' },
+      // The membership claim shows the spaces' group form (and its route acts).
+      env: { MEMORY_SERVICE_RATE_LIMIT_PER_MINUTE: '0', MEMORY_SERVICE_OAUTH_MEMBERSHIP_CLAIM: 'groups' },
       // Each case of the `next` grammar starts a sign-in.
       compose: { webSignInPerMinute: 1000 },
     });
     const users = new UserStore(usersFilePath(server.config.dataDir));
     aliceId = (await users.add(ALICE.username, ALICE.password)).id;
-    await users.add(MALLORY.username, MALLORY.password);
+    malloryId = (await users.add(MALLORY.username, MALLORY.password)).id;
+    spaces = new SpaceService(server.service.db, { subjectOf: (name) => users.findByName(name)?.id, nameOf: (id) => users.findById(id)?.name });
     aliceToken = await server.token(aliceId);
     chromium = await launchChromium();
     alice = await signedIn(ALICE);
@@ -149,6 +159,9 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
     const { page } = alice;
     const target = await remember('Alice keeps the spare key under the blue pot');
     const porto = await remember('Alice once lived in Porto');
+    const shared = (await spaces.create(aliceId, 'Shared')).id;
+    await spaces.share(aliceId, shared, 'mallory', 'reader');
+    await remember('Alice shares the wifi password hint with the house', { space: shared });
     await server.call(aliceToken, 'forget', { memory_id: porto });
     const before = await snapshot();
     const attempts = [
@@ -161,6 +174,13 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
       { action: `/memories/${target}/forget`, enctype: 'application/x-www-form-urlencoded', status: 403 },
       { action: `/memories/${target}/forget`, enctype: 'application/x-www-form-urlencoded', fields: { csrf: malloryCsrf }, status: 403 },
       { action: '/data/import', enctype: 'multipart/form-data', fields: { csrf: malloryCsrf }, status: 403 },
+      { action: '/spaces', enctype: 'multipart/form-data', fields: { name: 'Planted' }, status: 415 },
+      { action: '/spaces', enctype: 'application/x-www-form-urlencoded', fields: { name: 'Planted', csrf: malloryCsrf }, status: 403 },
+      { action: `/spaces/${shared}/share`, enctype: 'multipart/form-data', fields: { person: 'mallory', role: 'writer' }, status: 415 },
+      { action: `/spaces/${shared}/share`, enctype: 'application/x-www-form-urlencoded', fields: { person: 'mallory', role: 'writer' }, status: 403 },
+      { action: `/spaces/${shared}/transfer`, enctype: 'text/plain', fields: { member: malloryId }, status: 415 },
+      { action: `/spaces/${shared}/delete`, enctype: 'application/x-www-form-urlencoded', fields: { confirm: 'Shared', csrf: malloryCsrf }, status: 403 },
+      { action: '/history/erase', enctype: 'application/x-www-form-urlencoded', fields: { space: shared, confirm: 'yes' }, status: 403 },
     ];
     for (const attempt of attempts) {
       const query = new URLSearchParams({ action: attempt.action, enctype: attempt.enctype });
@@ -185,6 +205,16 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
     await server.call(aliceToken, 'forget', { memory_id: await remember('Alice drove a red car') });
     const erased = await remember('Alice drove a green car');
     await server.call(aliceToken, 'forget', { memory_id: erased });
+    // A restatement to make a memory of its own; a space alice owns with mallory in it; one to hand on and then leave.
+    const restated = await remember('Alice feeds the cat at seven');
+    await server.call(aliceToken, 'remember', { text: 'Alice feeds the cat at seven.', dedup_policy: 'skip_if_near' });
+    const restatementId = await server.service.db.withSubject(aliceId, 'test', async (trx) =>
+      (await trx.selectFrom('memory_restatements').select('id').where('memory_id', '=', restated).executeTakeFirstOrThrow()).id,
+    );
+    const owned = (await spaces.create(aliceId, 'Matrix space')).id;
+    await spaces.share(aliceId, owned, 'mallory', 'reader');
+    const handed = (await spaces.create(aliceId, 'Handed on')).id;
+    await spaces.share(aliceId, handed, 'mallory', 'writer');
     const routes = [
       { path: `/memories/${memoryA}/confirm`, fields: {} },
       { path: `/memories/${memoryA}/correct`, fields: { text: 'Alice waters the basil on Tuesdays', tags: '', importance: '', reason: 'matrix' } },
@@ -192,6 +222,16 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
       { path: `/history/${erased}/erase`, fields: {} },
       { path: '/data/import', fields: {}, file: JSON.stringify({ type: 'memory', text: 'Alice imported this through the matrix' }) },
       { path: '/history/erase', fields: { confirm: 'yes' } },
+      { path: `/restatements/${restatementId}/separate`, fields: {} },
+      { path: '/spaces', fields: { name: 'Made by the matrix' } },
+      { path: `/spaces/${owned}/rename`, fields: { name: 'Matrix space renamed' } },
+      { path: `/spaces/${owned}/share`, fields: { person: 'mallory', role: 'writer' } },
+      { path: `/spaces/${owned}/members/role`, fields: { member: malloryId, role: 'reader' } },
+      { path: `/spaces/${owned}/group`, fields: { group: 'household', role: 'reader' } },
+      { path: `/spaces/${owned}/members/remove`, fields: { member: malloryId } },
+      { path: `/spaces/${owned}/delete`, fields: { confirm: 'Matrix space renamed' } },
+      { path: `/spaces/${handed}/transfer`, fields: { member: malloryId } },
+      { path: `/spaces/${handed}/leave`, fields: {} },
       { path: '/auth/sign-out', fields: {} },
       { path: '/data/delete', fields: { confirm: 'delete' } },
     ];
@@ -220,6 +260,16 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
     }
     expect(refused).toBe(routes.length * (BODY_TYPES.length * TOKEN_CASES.length - 1));
 
+    // Without a session (no cookie), the right token and type do nothing either: 401, and nothing changed.
+    for (const route of routes) {
+      const before = await snapshot();
+      const { headers, body } = encode(route.file === undefined ? 'urlencoded' : 'multipart', { csrf, ...route.fields }, route.file);
+      const response = await fetch(`${server.url}${route.path}`, { method: 'POST', redirect: 'manual', headers, ...(body === undefined ? {} : { body }) });
+      expect(response.status, `${route.path} signed out`).toBe(401);
+      expect(await response.text(), `${route.path} signed out`).toContain('Your session has ended');
+      expect(await snapshot(), `${route.path} signed out`).toBe(before);
+    }
+
     // The right token on the right type does what the route says, each in turn.
     for (const route of routes) {
       if (route.path === '/data/delete') {
@@ -231,7 +281,7 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
         const response = await fetch(`${server.url}${route.path}`, { method: 'POST', redirect: 'manual', headers: { ...headers, cookie: await cookieHeader(context) }, body: body! });
         expect(response.status).toBe(303);
         expect(await snapshot()).not.toBe(before);
-        expect(JSON.parse(await snapshot())).toEqual({ memories: [], tombstones: [], sessions: [] });
+        expect(JSON.parse(await snapshot())).toEqual({ memories: [], tombstones: [], spaces: [], members: [], sessions: [] });
         continue;
       }
       const before = await snapshot();
@@ -252,6 +302,10 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
     await server.call(aliceToken, 'forget', { memory_id: forgotten, reason: XSS });
     const corrected = await remember(`Alice corrected ${XSS}`);
     await server.call(aliceToken, 'correct', { memory_id: corrected, text: `Alice corrected it ${XSS}`, reason: XSS });
+    // A space's name is shown on its screens, in the space selector and in the members' lists.
+    const hostileSpace = (await spaces.create(aliceId, XSS_SPACE)).id;
+    await spaces.share(aliceId, hostileSpace, 'mallory', 'reader');
+    await remember(`Shared ${XSS}`, { space: hostileSpace });
     // Only this context bypasses the CSP: what would run without it must not exist at all.
     const { context, page } = await signedIn(ALICE, { bypassCSP: true });
     const dialogs: string[] = [];
@@ -277,6 +331,13 @@ describe.skipIf(skip !== undefined).each(engines)('the page against hostile inpu
         ['/history', [`Alice forgot ${XSS}`, `Why: ${XSS}`, `Alice corrected ${XSS}`]],
         ['/data', []],
         ['/data/delete', []],
+        ['/spaces', [XSS_SPACE]],
+        [`/spaces/${hostileSpace}`, [XSS_SPACE]],
+        [`/spaces/${hostileSpace}/delete`, [XSS_SPACE]],
+        [`/?space=${encodeURIComponent(hostileSpace)}`, [`Shared ${XSS}`]],
+        [`/history?space=${encodeURIComponent(hostileSpace)}`, []],
+        [`/data?space=${encodeURIComponent(hostileSpace)}`, []],
+        // Last: the edit form below is this screen's.
         [`/memories/${id}?done=${encodeURIComponent(XSS)}&id=${encodeURIComponent(XSS)}`, []],
       ];
       for (const [path, shows] of screens) {

@@ -1,13 +1,11 @@
 import { readFileSync, rmSync } from 'node:fs';
-import pg from 'pg';
 import type { Browser as ChromiumBrowser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserStore, usersFilePath } from '../../src/auth/authorization-server/user-store.js';
 import { browserSkipReason, launchChromium, type Credentials } from '../helpers/browser.js';
-import { engines, TEST_DATABASE_URL, type Engine } from '../helpers/engines.js';
-import { sharedPGlite } from '../helpers/shared.js';
+import { engines, type Engine } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { csrfOf, screenshot, seriousViolations, signInOnPage } from '../helpers/web-page.js';
+import { csrfOf, readAsOwner, screenshot, seriousViolations, signInOnPage } from '../helpers/web-page.js';
 
 const skip = browserSkipReason();
 if (skip !== undefined) console.warn(skip);
@@ -16,34 +14,17 @@ const ALICE: Credentials = { username: 'alice', password: 'alice keeps bees on t
 const BOB: Credentials = { username: 'bob', password: 'bob collects old maps' };
 const PHONE = { width: 375, height: 740 };
 
-/**
- * Rows of `subject` in every table of the server's schema that has a subject column, read by the database owner
- * (on PostgreSQL the owner is held by the forced row-level security too, so the maintenance setting admits every
- * row; PGlite's owner is a superuser).
- */
+/** Rows of `subject` in every table of the server's schema that has a subject column, read by the database owner. */
 async function rowsOf(server: TestServer, engine: Engine, subject: string): Promise<Record<string, number>> {
-  const count = async (run: (text: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
-    await run(`select set_config('memory_service.all_subjects', 'on', true)`, []);
-    const tables = await run(`select table_name from information_schema.columns where table_schema = $1 and column_name = 'subject' order by table_name`, [server.schema]);
+  return readAsOwner(engine, async (query) => {
+    const tables = await query(`select table_name from information_schema.columns where table_schema = $1 and column_name = 'subject' order by table_name`, [server.schema]);
     const counts: Record<string, number> = {};
     for (const { table_name: table } of tables) {
-      const [row] = await run(`select count(*)::int as n from "${server.schema}"."${String(table)}" where subject = $1`, [subject]);
+      const [row] = await query(`select count(*)::int as n from "${server.schema}"."${String(table)}" where subject = $1`, [subject]);
       counts[String(table)] = Number(row?.n);
     }
     return counts;
-  };
-  if (engine === 'pglite') {
-    return (await sharedPGlite()).transaction((tx) => count(async (text, params) => (await tx.query<Record<string, unknown>>(text, params)).rows));
-  }
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query('begin');
-    return await count(async (text, params) => (await client.query(text, params)).rows as Record<string, unknown>[]);
-  } finally {
-    await client.query('rollback');
-    await client.end();
-  }
+  });
 }
 
 describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine) => {
