@@ -52,16 +52,24 @@ export async function tokenRequest(baseUrl: string, params: Record<string, strin
  * The user's part of an authorization request without a browser: follows the redirects keeping cookies, posts
  * the sign-in and consent forms as a browser would, and returns the URL the client's callback receives. For tests
  * that need many sign-ins quickly (the browser tests prove the pages themselves). `fetchFn` and `headers` choose
- * the route and the client address.
+ * the route and the client address; `consent` adds fields to the consent form (the spaces chosen); `pages` collects
+ * every page shown; `cookies` keeps the browser's cookies from one sign-in to the next.
  */
 export async function signInWithForms(
   authorization: URL,
   credentials: { username: string; password: string },
-  options: { fetchFn?: typeof fetch; headers?: Record<string, string>; decision?: 'allow' | 'deny' } = {},
+  options: {
+    fetchFn?: typeof fetch;
+    headers?: Record<string, string>;
+    decision?: 'allow' | 'deny';
+    consent?: readonly (readonly [string, string])[];
+    pages?: string[];
+    cookies?: Map<string, string>;
+  } = {},
 ): Promise<URL> {
   const fetchFn = options.fetchFn ?? fetch;
   const redirectUri = authorization.searchParams.get('redirect_uri')!;
-  const cookies = new Map<string, string>();
+  const cookies = options.cookies ?? new Map<string, string>();
   const send = async (url: string, init: RequestInit = {}) => {
     const response = await fetchFn(url, {
       ...init,
@@ -75,11 +83,11 @@ export async function signInWithForms(
     }
     return response;
   };
-  const postForm = (action: string, base: string, fields: Record<string, string>) =>
+  const postForm = (action: string, base: string, fields: Record<string, string>, extra: readonly (readonly [string, string])[] = []) =>
     send(new URL(action, base).href, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
+      body: new URLSearchParams([...Object.entries(fields), ...extra.map(([name, value]): [string, string] => [name, value])]).toString(),
     });
   let url = authorization.href;
   for (let step = 0; step < 12; step++) {
@@ -90,13 +98,14 @@ export async function signInWithForms(
       continue;
     }
     const html = await response.text();
+    options.pages?.push(html);
     if (response.status !== 200) throw new Error(`sign-in stopped at ${url}: HTTP ${response.status}: ${html.slice(0, 300)}`);
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
     if (action === undefined || csrf === undefined) throw new Error(`no form at ${url}: ${html.slice(0, 300)}`);
     const answer = action.endsWith('/login')
       ? await postForm(action, url, { csrf, username: credentials.username, password: credentials.password })
-      : await postForm(action, url, { csrf, decision: options.decision ?? 'allow' });
+      : await postForm(action, url, { csrf, decision: options.decision ?? 'allow' }, options.consent);
     if (answer.status !== 303) throw new Error(`${action} answered HTTP ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
     url = new URL(answer.headers.get('location')!, url).href;
   }
