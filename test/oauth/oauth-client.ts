@@ -37,6 +37,12 @@ export function authorizationUrl(baseUrl: string, params: Record<string, string 
   return url;
 }
 
+/** An authorization code request with a fresh PKCE pair (S256): the URL to open, and the verifier the token request needs. */
+export function codeRequest(baseUrl: string, params: Record<string, string | undefined>): { url: URL; verifier: string } {
+  const { verifier, challenge } = pkce();
+  return { url: authorizationUrl(baseUrl, { response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', ...params }), verifier };
+}
+
 export async function tokenRequest(baseUrl: string, params: Record<string, string | undefined>, headers: Record<string, string> = {}): Promise<TokenResponse> {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) body.set(name, value);

@@ -7,7 +7,7 @@ import type { AccessibleSpace } from '../../src/spaces/spaces.js';
 import { engines } from '../helpers/engines.js';
 import { freePort, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { startExternalIssuer, type ExternalIssuer } from './external-issuer.js';
-import { authorizationUrl, pkce, registerClient, signInWithForms, tokenRequest, type TokenResponse } from './oauth-client.js';
+import { codeRequest, registerClient, signInWithForms, tokenRequest, type TokenResponse } from './oauth-client.js';
 
 const BOB = { username: 'bob', password: 'bob-has-a-long-password' };
 const CAROL = { username: 'carol', password: 'carol-has-a-long-password' };
@@ -60,16 +60,7 @@ describe.each(engines)('tokens limited to spaces (built-in authorization server)
     params: Record<string, string> = {},
     options: Parameters<typeof signInWithForms>[2] = {},
   ): Promise<{ callback: URL; verifier: string }> => {
-    const { verifier, challenge } = pkce();
-    const url = authorizationUrl(server.url, {
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      state: 'spaces',
-      ...params,
-    });
+    const { url, verifier } = codeRequest(server.url, { client_id: clientId, redirect_uri: REDIRECT_URI, state: 'spaces', ...params });
     return { callback: await signInWithForms(url, credentials, options), verifier };
   };
 
