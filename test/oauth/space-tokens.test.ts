@@ -4,6 +4,7 @@ import { UserStore, usersFilePath } from '../../src/auth/authorization-server/us
 import { tokenIssueCommand } from '../../src/cli/token-issue.js';
 import { SpaceService, SUBJECTS_AS_NAMES, type PeopleDirectory } from '../../src/spaces/space-service.js';
 import type { AccessibleSpace } from '../../src/spaces/spaces.js';
+import { browserSkipReason, launchBrowser, startCallbackServer, submitLogin } from '../helpers/browser.js';
 import { engines } from '../helpers/engines.js';
 import { freePort, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { startExternalIssuer, type ExternalIssuer } from './external-issuer.js';
@@ -95,6 +96,39 @@ describe.each(engines)('tokens limited to spaces (built-in authorization server)
     expect(tokens.scope).toBe('memory:read memory:write');
     expect(decodeJwt(tokens.access_token).scope).toBe('memory:read memory:write');
     expect(spaceNames(await server.call(tokens.access_token, 'spaces', {}))).toEqual(['Personal', 'Family', 'Work']);
+  });
+
+  it.skipIf(browserSkipReason() !== undefined)('shows the spaces by name in a real browser, and a box ticked there limits the token', async () => {
+    const browser = await launchBrowser();
+    const callbacks = await startCallbackServer();
+    try {
+      const registered = await registerClient(server.url, { client_name: 'Browser app', redirect_uris: [callbacks.redirectUri], token_endpoint_auth_method: 'none' });
+      const { url, verifier } = codeRequest(server.url, { client_id: registered.body.client_id!, redirect_uri: callbacks.redirectUri, state: 'browser' });
+      const { page } = browser;
+      const callback = callbacks.next();
+      await page.goto(url.href);
+      expect((await submitLogin(page, BOB)).status()).toBeLessThan(400);
+      await page.waitForSelector('fieldset');
+      const labels = (await page.locator('fieldset label').allTextContents()).map((text) => text.trim());
+      expect(labels).toEqual([
+        'All my spaces, including ones I join later',
+        'Only these:',
+        'Personal (yours)',
+        'Family (yours)',
+        'Work (yours)',
+      ]);
+      expect(await page.isChecked('input[name=spaces][value=all]')).toBe(true);
+      // Ticking a space is enough, even with "All my spaces" still selected.
+      await page.check(`input[name=space][value="${family.id}"]`);
+      await page.click('button[value=allow]');
+      const code = (await callback).searchParams.get('code')!;
+      const tokens = await tokenRequest(server.url, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: callbacks.redirectUri, client_id: registered.body.client_id! });
+      expect(tokens.body.scope).toBe(`memory:read memory:write ${family.id}`);
+      expect(spaceNames(await server.call(tokens.body.access_token!, 'spaces', {}))).toEqual(['Family']);
+    } finally {
+      await browser.close();
+      await callbacks.close();
+    }
   });
 
   it('limits a token to the spaces ticked on the consent page: it reads and writes only there, the unlimited token everywhere, and refresh keeps the limit', async () => {
