@@ -172,6 +172,15 @@ describe.each(engines)('tokens limited to spaces (built-in authorization server)
     expect(decodeJwt(refreshed.body.access_token!).scope).toBe(`memory:read memory:write ${family.id}`);
     expect(errorCode(await server.call(refreshed.body.access_token!, 'recall', { query: 'quarterly review', space: 'Work' }))).toBe('NOT_FOUND');
     expect((await server.call(refreshed.body.access_token!, 'recall', { query: 'family dinner', space: 'Family' })).isError).toBe(false);
+
+    // A refresh naming a narrower scope keeps at least one of its spaces: leaving them all out would reach every space.
+    const narrower = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token!, client_id: clientId, scope: `memory:read ${family.id}` });
+    expect(narrower.status, JSON.stringify(narrower.body)).toBe(200);
+    expect(narrower.body.scope).toBe(`memory:read ${family.id}`);
+    const widened = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: narrower.body.refresh_token!, client_id: clientId, scope: 'memory:read memory:write' });
+    expect(widened.status).toBe(400);
+    expect(widened.body.error).toBe('invalid_scope');
+    expect(widened.body).not.toHaveProperty('access_token');
   });
 
   it('asks again when "only these" is chosen with none ticked', async () => {

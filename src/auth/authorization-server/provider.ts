@@ -162,13 +162,19 @@ function signInPolicy(): interactionPolicy.DefaultPolicy {
  * The `space:` scopes a request may carry besides the memory scopes: those it asks for (an authorization request,
  * a refresh naming its scope) and those its grant holds (the code or refresh token being exchanged carries the
  * spaces the person chose on the consent page). A malformed one is refused: dropping it, as an unknown scope is
- * dropped, would issue a token reaching every space instead of the one meant.
+ * dropped, would issue a token reaching every space instead of the one meant; so is a refresh narrowing its scope
+ * to no space at all.
  */
 function spaceScopesOfRequest(ctx: KoaContextWithOIDC, indicator: string): string[] {
   const asked = parseScopes(ctx.oidc.params?.scope);
   const malformed = asked.find((scope) => scope.startsWith(SPACE_SCOPE_PREFIX) && !isSpaceScope(scope));
   if (malformed !== undefined) {
     throw new errors.InvalidScope('a space scope is space:personal or a space\'s id (space: and 16 to 40 of a-z, 0-9), never its name', malformed);
+  }
+  // A refresh naming a narrower scope gets what it names: without any of its token's spaces, every space.
+  const held = spaceScopesOf(parseScopes(ctx.oidc.entities.RefreshToken?.scope));
+  if (held.length > 0 && asked.length > 0 && spaceScopesOf(asked).length === 0) {
+    throw new errors.InvalidScope('this refresh token is limited to spaces: name one or more of them in scope, or leave scope out', held.join(' '));
   }
   return spaceScopesOf([...asked, ...parseScopes(ctx.oidc.entities.Grant?.getResourceScope(indicator))]);
 }
