@@ -10,6 +10,7 @@ import { SIGNING_ALG, StateFile } from './auth/authorization-server/state-file.j
 import { UserStore, usersFilePath } from './auth/authorization-server/user-store.js';
 import { WEB_CLIENT_ID, webClientSecret } from './auth/authorization-server/web-client.js';
 import { createExternalVerifier } from './auth/resource-server/external-verifier.js';
+import { PERSONAL_SPACE_SCOPE } from './auth/scopes.js';
 import { localKeyResolver } from './auth/resource-server/local-key-resolver.js';
 import { createJwtVerifier, type TokenVerifier } from './auth/resource-server/token-verifier.js';
 import { withVerificationCache } from './auth/resource-server/verification-cache.js';
@@ -135,7 +136,7 @@ async function composeOnStorage(
     logger,
     metrics,
     health: { database: () => db.ready(), embeddings: () => embedder.ready() },
-    authorizationServer: builtInAuthorizationServer(config, { stateFile, users, db, logger, options, webPageOn: signIn.on }),
+    authorizationServer: builtInAuthorizationServer(config, { stateFile, users, db, logger, options, webPageOn: signIn.on, spaces }),
     web: webPage(config, { memory, spaces, signIn, users, revocation, logger, signInPerMinute: options.webSignInPerMinute ?? WEB_SIGN_IN_PER_MINUTE }),
   });
   const metricsApp = config.metrics.port === undefined ? undefined : await buildMetricsApp(metrics, logger as FastifyBaseLogger);
@@ -166,9 +167,17 @@ function userDirectory(users: UserStore): PeopleDirectory {
 
 function builtInAuthorizationServer(
   config: Config,
-  parts: { stateFile: StateFile | undefined; users: UserStore | undefined; db: DatabaseHandle; logger: Logger; options: ComposeOptions; webPageOn: boolean },
+  parts: {
+    stateFile: StateFile | undefined;
+    users: UserStore | undefined;
+    db: DatabaseHandle;
+    logger: Logger;
+    options: ComposeOptions;
+    webPageOn: boolean;
+    spaces: SpaceService;
+  },
 ): AuthorizationServerOptions | undefined {
-  const { stateFile, users, db, logger, options, webPageOn } = parts;
+  const { stateFile, users, db, logger, options, webPageOn, spaces } = parts;
   if (!config.oauth.builtIn || stateFile === undefined || users === undefined) return undefined;
   return {
     issuer: config.baseUrl,
@@ -182,6 +191,8 @@ function builtInAuthorizationServer(
     clientMetadata: { allowedHosts: config.oauth.clientMetadataAllowedHosts, connect: options.clientMetadataConnect },
     perAddressLimit: addressRateLimit,
     webRedirectUri: webPageOn ? `${config.baseUrl}${WEB_CALLBACK_PATH}` : undefined,
+    spacesOf: async (subject) =>
+      (await spaces.list(subject)).map((space) => ({ scope: space.personal ? PERSONAL_SPACE_SCOPE : space.id, name: space.name, role: space.role })),
   };
 }
 

@@ -12,6 +12,7 @@ Commands:
   migrate                      Apply database migrations and exit
   token issue --user NAME      Print a signed access token reaching user NAME's memories, the ones
         [--scope "memory:read memory:write"]   they see on the page (built-in authorization server)
+        [--space NAME]...      only in these spaces: personal, a space's id or its name (repeatable)
         [--ttl 30d]
   reembed [--batch-size 64]    Re-embed every memory with the configured embedding model
   export --user NAME           Write every memory and tombstone of user NAME as JSONL to standard output
@@ -43,6 +44,7 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
         sub: { type: 'string' },
         user: { type: 'string' },
         scope: { type: 'string' },
+        space: { type: 'string', multiple: true },
         ttl: { type: 'string' },
         'batch-size': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -75,7 +77,7 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
       case 'migrate':
         return await (await import('./migrate.js')).migrateCommand(config(), io);
       case 'token issue':
-        return await (await import('./token-issue.js')).tokenIssueCommand(config(), { user: values.user, sub: values.sub, scope: values.scope, ttl: values.ttl }, io);
+        return await (await import('./token-issue.js')).tokenIssueCommand(config(), { user: values.user, sub: values.sub, scope: values.scope, ttl: values.ttl, space: values.space }, io);
       case 'user add':
       case 'user list':
       case 'user remove':

@@ -116,7 +116,7 @@ describe.each(engines)('official MCP SDK clients on %s', (engine) => {
       }
     });
 
-    it('lists the seven tools, and a 2026-07-28 client keeps the list as long as its cache hints say', async () => {
+    it('lists the eight tools, and a 2026-07-28 client keeps the list as long as its cache hints say', async () => {
       const listed = await client.listTools();
       expect(listed.tools.map((tool) => tool.name)).toEqual(['remember', 'recall', 'list_memories', 'correct', 'forget', 'confirm', 'brief', 'spaces']);
       const listRequests = () => sent.filter((request) => request.method === 'tools/list').length;

@@ -41,8 +41,20 @@ describe('memory-service token issue', () => {
     expect(state.mode & 0o777).toBe(0o600);
   });
 
+  it('writes --space ids and personal into the scope, without opening the database', async () => {
+    const home = tempDir();
+    const id = 'space:k3v9q2m7x1c8b4n6z0p5w2r8';
+    const { code, stdout, stderr } = await runCli(['token', 'issue', '--sub', 'alice', '--space', id, '--space', 'Personal', '--space', id], { HOME: home });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(decodeJwt(stdout.trim()).scope).toBe(`memory:read memory:write ${id} space:personal`);
+    // No database was made in the data folder.
+    expect(() => statSync(join(home, '.local/share/memory-service/pglite'))).toThrow();
+  });
+
   it.each([
     [['token', 'issue'], /--user NAME or --sub SUBJECT is required/],
+    [['token', 'issue', '--sub', 'a', '--space', ' '], /--space must name a space/],
     [['token', 'issue', '--user', 'nobody'], /no user named "nobody" \(memory-service user list shows them\)/],
     [['token', 'issue', '--user', 'a', '--sub', 'a'], /give --user NAME or --sub SUBJECT, not both/],
     [['export', '--user', 'nobody'], /export: no user named "nobody"/],

@@ -12,13 +12,20 @@ export interface ExternalIssuer {
   readonly issuer: string;
   /** GET /jwks requests served so far. */
   readonly jwksFetches: number;
-  token(options?: { resource?: string; scope?: string }): Promise<string>;
+  /** A client-credentials token; `client` names which of the issuer's two robots asks (their `sub`). */
+  token(options?: { resource?: string; scope?: string; client?: RobotName }): Promise<string>;
+  /** The `groups` claim of the robot's tokens from now on (none: no claim), as a directory's group change. */
+  setGroups(client: RobotName, groups: readonly string[] | undefined): void;
   /** A new signing key becomes current; the old one stays published for tokens already out. */
   rotate(): void;
   close(): Promise<void>;
 }
 
-const CLIENT = { client_id: 'robot', client_secret: 'robot-secret-robot-secret-robot-secret' };
+export type RobotName = 'robot' | 'helper';
+const ROBOTS: Readonly<Record<RobotName, { client_id: string; client_secret: string }>> = {
+  robot: { client_id: 'robot', client_secret: 'robot-secret-robot-secret-robot-secret' },
+  helper: { client_id: 'helper', client_secret: 'helper-secret-helper-secret-helper-secret' },
+};
 
 /**
  * A confidential client for a person's browser sign-in (authorization code + PKCE), as an operator registers
@@ -45,6 +52,7 @@ export async function startExternalIssuer(options: { defaultResource: string; we
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const keys: JWK[] = [];
+  const groups = new Map<string, readonly string[]>();
   const web = options.webClient;
   const rotate = () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-384' });
@@ -52,7 +60,13 @@ export async function startExternalIssuer(options: { defaultResource: string; we
     const provider = new Provider(issuer, {
       jwks: { keys: [...keys] },
       clients: [
-        { ...CLIENT, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES384' },
+        ...Object.values(ROBOTS).map((robot) => ({
+          ...robot,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          id_token_signed_response_alg: 'ES384' as const,
+        })),
         ...(web === undefined
           ? []
           : [
@@ -84,7 +98,10 @@ export async function startExternalIssuer(options: { defaultResource: string; we
           }),
         },
       },
-      extraTokenClaims: () => ({ email: 'robot@example.test' }),
+      extraTokenClaims: (_ctx, token) => {
+        const member = groups.get(String(token.clientId));
+        return { email: 'robot@example.test', ...(member === undefined ? {} : { groups: [...member] }) };
+      },
       ttl: { ClientCredentials: 600 },
     });
     handler = provider.callback();
@@ -96,14 +113,19 @@ export async function startExternalIssuer(options: { defaultResource: string; we
     get jwksFetches() {
       return jwksFetches;
     },
+    setGroups(client, list) {
+      if (list === undefined) groups.delete(client);
+      else groups.set(client, list);
+    },
     async token(request = {}) {
+      const client = ROBOTS[request.client ?? 'robot'];
       const body = new URLSearchParams({ grant_type: 'client_credentials', scope: request.scope ?? 'memory:read memory:write' });
       if (request.resource !== undefined) body.set('resource', request.resource);
       const response = await fetch(`${issuer}/token`, {
         method: 'POST',
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}`,
+          authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
         },
         body,
       });

@@ -11,6 +11,10 @@ input[type=text],input[type=password]{width:100%;padding:.7rem;font-size:1rem;bo
 button{width:100%;padding:.8rem;margin-top:1rem;font-size:1rem;font-weight:600;border:0;border-radius:.5rem;background:#2957d6;color:#fff;cursor:pointer}
 button.secondary{background:#e4e7ee;color:#1d2330}
 ul{padding-left:1.2rem}
+fieldset{border:1px solid #d5d9e2;border-radius:.5rem;margin:1rem 0;padding:.5rem .9rem}
+legend{font-weight:600;padding:0 .3rem}
+label.choice{font-weight:400;margin:.4rem 0;display:flex;gap:.5rem;align-items:baseline}
+label.choice.inner{margin-left:1.6rem}
 .error{background:#fdecec;color:#8a1f1f;padding:.6rem .8rem;border-radius:.5rem}
 .muted{color:#5b6475;font-size:.9rem;word-break:break-all}
 `;
@@ -89,14 +93,65 @@ const SCOPE_TEXT: Readonly<Record<string, string>> = {
   'memory:write': 'Add, correct and forget memories',
 };
 
+/** One of a person's spaces as the consent page shows it. */
+export interface PersonSpace {
+  /** The scope limiting a token to it: `space:personal`, or the space's id. */
+  readonly scope: string;
+  readonly name: string;
+  readonly role: string;
+}
+
+/**
+ * The spaces part of the consent page: the spaces a client asked for by their scopes (with those that are not
+ * the person's, which they cannot allow), or, when it asked for none, the person's spaces to choose from.
+ */
+export type ConsentSpaces =
+  | { readonly kind: 'named'; readonly spaces: readonly PersonSpace[]; readonly notYours: readonly string[] }
+  | { readonly kind: 'choice'; readonly spaces: readonly PersonSpace[]; readonly ticked: readonly string[] };
+
+const ROLE_TEXT: Readonly<Record<string, string>> = { owner: 'yours', writer: 'you may write', reader: 'you may only read' };
+
+function spaceLabel(space: PersonSpace): string {
+  return `${escapeHtml(space.name)} <span class="muted">(${escapeHtml(ROLE_TEXT[space.role] ?? space.role)})</span>`;
+}
+
+function spacesPart(spaces: ConsentSpaces): string {
+  if (spaces.kind === 'named') {
+    const items = spaces.spaces.map((space) => `<li>${spaceLabel(space)}</li>`).join('\n');
+    const refused =
+      spaces.notYours.length === 0
+        ? ''
+        : `<p class="error" role="alert">It also asks for spaces you are not a member of (${escapeHtml(spaces.notYours.join(', '))}); you can only deny.</p>\n`;
+    return `<p>Only in ${spaces.spaces.length === 1 ? 'this space' : 'these spaces'}:</p>\n<ul class="spaces">\n${items}\n</ul>\n${refused}`;
+  }
+  const checked = (on: boolean) => (on ? ' checked' : '');
+  const some = spaces.spaces.some((space) => spaces.ticked.includes(space.scope));
+  const choices = spaces.spaces
+    .map(
+      (space) =>
+        `<label class="choice inner"><input type="checkbox" name="space" value="${escapeHtml(space.scope)}"${checked(spaces.ticked.includes(space.scope))}> ${spaceLabel(space)}</label>`,
+    )
+    .join('\n');
+  return `<fieldset>
+<legend>In which spaces?</legend>
+<label class="choice"><input type="radio" name="spaces" value="all"${checked(!some)}> All my spaces, including ones I join later</label>
+<label class="choice"><input type="radio" name="spaces" value="some"${checked(some)}> Only these:</label>
+${choices}
+</fieldset>`;
+}
+
 export function consentPage(options: {
   readonly action: string;
   readonly csrf: string;
   readonly client: ClientView;
   readonly userName: string;
   readonly scopes: readonly string[];
+  readonly spaces: ConsentSpaces;
+  readonly error?: string;
 }): string {
   const items = options.scopes.map((scope) => `<li>${escapeHtml(SCOPE_TEXT[scope] ?? scope)}</li>`).join('\n');
+  const allowed = options.spaces.kind === 'choice' || options.spaces.notYours.length === 0;
+  const spaces = spacesPart(options.spaces);
   return page(
     'Allow access · memory-service',
     `<h1>Allow access?</h1>
@@ -104,11 +159,12 @@ export function consentPage(options: {
 <ul>
 ${items}
 </ul>
-${clientLines(options.client)}
+${options.spaces.kind === 'named' ? spaces : ''}${clientLines(options.client)}
+${options.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(options.error)}</p>`}
 <form method="post" action="${escapeHtml(options.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+${options.spaces.kind === 'choice' ? spaces : ''}
+${allowed ? '<button type="submit" name="decision" value="allow">Allow</button>\n' : ''}<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>`,
   );
 }

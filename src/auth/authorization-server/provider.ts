@@ -1,6 +1,6 @@
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../logger.js';
-import { SCOPES } from '../scopes.js';
+import { isSpaceScope, parseScopes, SCOPES, SPACE_SCOPE_PREFIX, spaceScopesOf } from '../scopes.js';
 import { CLIENT_POLICY_HOOK, validateClientMetadata } from './client-metadata.js';
 import { INTERACTION_PATH, ROUTES, SESSION_COOKIE } from './endpoints.js';
 import type { AuthorizationServerLimits } from './limits.js';
@@ -75,12 +75,12 @@ export function createProvider(settings: AuthorizationServerSettings, state: Aut
         // Connectors that send no `resource` get ours; the one they were granted is reused at the token endpoint.
         defaultResource: () => settings.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, indicator) => {
+        getResourceServerInfo: (ctx, indicator) => {
           if (indicator !== settings.resource) {
             throw new errors.InvalidTarget(`unknown resource; this server only issues tokens for ${settings.resource}`);
           }
           return {
-            scope: SCOPES.join(' '),
+            scope: [...SCOPES, ...spaceScopesOfRequest(ctx, indicator)].join(' '),
             audience: settings.audience,
             accessTokenTTL: ACCESS_TOKEN_TTL,
             accessTokenFormat: 'jwt',
@@ -156,6 +156,27 @@ function signInPolicy(): interactionPolicy.DefaultPolicy {
     ),
   );
   return policy;
+}
+
+/**
+ * The `space:` scopes a request may carry besides the memory scopes: those it asks for (an authorization request,
+ * a refresh naming its scope) and those its grant holds (the code or refresh token being exchanged carries the
+ * spaces the person chose on the consent page). A malformed one is refused: dropping it, as an unknown scope is
+ * dropped, would issue a token reaching every space instead of the one meant; so is a refresh narrowing its scope
+ * to no space at all.
+ */
+function spaceScopesOfRequest(ctx: KoaContextWithOIDC, indicator: string): string[] {
+  const asked = parseScopes(ctx.oidc.params?.scope);
+  const malformed = asked.find((scope) => scope.startsWith(SPACE_SCOPE_PREFIX) && !isSpaceScope(scope));
+  if (malformed !== undefined) {
+    throw new errors.InvalidScope('a space scope is space:personal or a space\'s id (space: and 16 to 40 of a-z, 0-9), never its name', malformed);
+  }
+  // A refresh naming a narrower scope gets what it names: without any of its token's spaces, every space.
+  const held = spaceScopesOf(parseScopes(ctx.oidc.entities.RefreshToken?.scope));
+  if (held.length > 0 && asked.length > 0 && spaceScopesOf(asked).length === 0) {
+    throw new errors.InvalidScope('this refresh token is limited to spaces: name one or more of them in scope, or leave scope out', held.join(' '));
+  }
+  return spaceScopesOf([...asked, ...parseScopes(ctx.oidc.entities.Grant?.getResourceScope(indicator))]);
 }
 
 /** What the error page says: a metadata document's failure is told in full, so its author can fix it. */

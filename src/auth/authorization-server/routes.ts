@@ -1,19 +1,23 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
+import type Provider from 'oidc-provider';
+import type { Grant, Interaction } from 'oidc-provider';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { DatabaseHandle } from '../../db/open-database.js';
 import type { Logger } from '../../logger.js';
-import { DEFAULT_SCOPE } from '../scopes.js';
+import { DEFAULT_SCOPE, isSpaceScope, parseScopes, SCOPES, spaceScopesOf } from '../scopes.js';
 import { clientMetadataFetch, isUrlClientId, type ClientMetadataFetchOptions } from './client-metadata-fetch.js';
 import { forceIssuerOrigin, INTERACTION_PATH, ROUTES } from './endpoints.js';
 import { DEFAULT_LIMITS, type AuthorizationServerLimits } from './limits.js';
 import { LoginThrottle } from './login-throttle.js';
 import { OAuthStore, requestAddress } from './oauth-store.js';
-import { consentPage, loginPage, messagePage, PAGE_HEADERS, type ClientView } from './pages.js';
+import { consentPage, loginPage, messagePage, PAGE_HEADERS, type ClientView, type ConsentSpaces, type PersonSpace } from './pages.js';
 import type { ProviderHost } from './provider.js';
 import { derivedKey, type AuthorizationServerState, type StateFile } from './state-file.js';
 import type { UserStore } from './user-store.js';
 import { withoutRuntimeWarning } from '../../runtime-support.js';
+
+export type { PersonSpace } from './pages.js';
 
 export interface AuthorizationServerOptions {
   readonly issuer: string;
@@ -35,6 +39,8 @@ export interface AuthorizationServerOptions {
   readonly perAddressLimit: (perMinute: number) => onRequestHookHandler;
   /** The web page's sign-in callback, when the page is on (it is then a first-party client). */
   readonly webRedirectUri?: string | undefined;
+  /** The spaces a person may use, personal first: the consent page names them and offers a choice among them. */
+  readonly spacesOf: (subject: string) => Promise<readonly PersonSpace[]>;
 }
 
 type Budget = keyof AuthorizationServerLimits['perMinute'];
@@ -136,6 +142,8 @@ export async function authorizationServerRoutes(app: FastifyInstance, options: A
     users: options.users,
     throttle: options.throttle ?? new LoginThrottle(),
     issuer,
+    resource: options.resource,
+    spacesOf: options.spacesOf,
     pageLimit: options.perAddressLimit(limits.perMinute.interaction),
     loginLimit: options.perAddressLimit(limits.perMinute.login),
   });
@@ -181,11 +189,15 @@ function sendPage(reply: FastifyReply, status: number, html: string, headers: Re
   return reply.code(status).headers({ ...PAGE_HEADERS, ...headers }).send(html);
 }
 
-/** Connectors reconnect without a scope; an authorization request without one asks for both. */
+/**
+ * Connectors reconnect without a scope; an authorization request without one asks for both memory scopes, and so
+ * does one naming only spaces (`space:…`): it asks for the memories in them.
+ */
 function withDefaultScope(url: string): string {
   const parsed = new URL(url, 'http://localhost');
-  if ((parsed.searchParams.get('scope') ?? '').trim() !== '') return url;
-  parsed.searchParams.set('scope', DEFAULT_SCOPE);
+  const asked = parseScopes(parsed.searchParams.get('scope') ?? '');
+  if (asked.length > 0 && !asked.every(isSpaceScope)) return url;
+  parsed.searchParams.set('scope', [DEFAULT_SCOPE, ...asked].join(' '));
   return `${parsed.pathname}${parsed.search}`;
 }
 
@@ -194,6 +206,8 @@ interface InteractionOptions {
   readonly users: UserStore;
   readonly throttle: LoginThrottle;
   readonly issuer: URL;
+  readonly resource: string;
+  readonly spacesOf: (subject: string) => Promise<readonly PersonSpace[]>;
   readonly pageLimit: onRequestHookHandler;
   readonly loginLimit: onRequestHookHandler;
 }
@@ -260,19 +274,25 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     if (interaction.prompt.name === 'login') {
       return send(reply, 200, loginPage({ action: `${INTERACTION_PATH}/${interaction.uid}/login`, csrf, client: view }));
     }
-    const user = users.findById(String(interaction.session?.accountId));
-    return send(
-      reply,
-      200,
-      consentPage({
-        action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
-        csrf,
-        client: view,
-        userName: user?.name ?? 'unknown user',
-        scopes: requestedScopes(interaction.prompt.details),
-      }),
-    );
+    return send(reply, 200, await consentFor(interaction, view, csrf));
   });
+
+  /** The consent page: the memory scopes asked, and the spaces the client names or the person may choose among. */
+  const consentFor = async (interaction: Interaction, client: ClientView, csrf: string, error?: string): Promise<string> => {
+    const accountId = String(interaction.session?.accountId);
+    const { provider } = await host.current();
+    // The spaces this client was limited to before are ticked again.
+    const earlier = interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId);
+    return consentPage({
+      action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
+      csrf,
+      client,
+      userName: users.findById(accountId)?.name ?? 'unknown user',
+      scopes: requestedScopes(interaction),
+      spaces: consentSpaces(parseScopes(interaction.params.scope), await options.spacesOf(accountId), spaceScopesOf(parseScopes(earlier?.getResourceScope(options.resource)))),
+      ...(error === undefined ? {} : { error }),
+    });
+  };
 
   app.post<InteractionRoute>(`${INTERACTION_PATH}/:uid/login`, { onRequest: options.loginLimit }, async (request, reply) => {
     const found = await details(request, reply);
@@ -338,9 +358,19 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     }
     const accountId = String(interaction.session?.accountId);
     const clientId = String(interaction.params.client_id);
-    const grant =
-      (interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId)) ??
-      new provider.Grant({ accountId, clientId });
+    const asked = parseScopes(interaction.params.scope);
+    const spaces = consentSpaces(asked, await options.spacesOf(accountId));
+    const chosen = chosenSpaces(spaces, body);
+    if (typeof chosen === 'string') {
+      if (spaces.kind === 'named') {
+        // Not the person's to allow: the client is told, as for a scope this server does not grant.
+        const redirectTo = await provider.interactionResult(request.raw, reply.raw, { error: 'invalid_scope', error_description: chosen }, { mergeWithLastSubmission: false });
+        return reply.redirect(redirectTo, 303);
+      }
+      return send(reply, 400, await consentFor(interaction, clientView(found.client, interaction.params.redirect_uri), csrfFor(state, interaction.uid), chosen));
+    }
+    const existing = interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId);
+    const grant = grantFor(provider, existing, { accountId, clientId, resource: options.resource, spaces: chosen });
     const missing = interaction.prompt.details as {
       missingOIDCScope?: string[];
       missingOIDCClaims?: string[];
@@ -349,9 +379,13 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
     if (missing.missingOIDCScope !== undefined) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
     if (missing.missingOIDCClaims !== undefined) grant.addOIDCClaims(missing.missingOIDCClaims);
     for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
-      grant.addResourceScope(indicator, scopes.join(' '));
+      grant.addResourceScope(indicator, scopes.filter((scope) => !isSpaceScope(scope)).join(' '));
     }
+    if (chosen.length > 0) grant.addResourceScope(options.resource, chosen.join(' '));
     const grantId = await grant.save();
+    // A token's scope is what the grant and the request share: the request now asks for the spaces chosen.
+    interaction.params.scope = [...asked.filter((scope) => !isSpaceScope(scope)), ...chosen].join(' ');
+    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
     const redirectTo = await provider.interactionResult(request.raw, reply.raw, { consent: { grantId } }, {
       mergeWithLastSubmission: true,
     });
@@ -359,10 +393,67 @@ async function interactionRoutes(app: FastifyInstance, options: InteractionOptio
   });
 }
 
-function requestedScopes(details: unknown): string[] {
-  const missing = (details as { missingResourceScopes?: Record<string, string[]> }).missingResourceScopes ?? {};
-  const scopes = new Set(Object.values(missing).flat());
-  return scopes.size === 0 ? DEFAULT_SCOPE.split(' ') : [...scopes];
+/** The memory scopes to consent to: those not granted yet, else those asked (spaces are shown apart). */
+function requestedScopes(interaction: Interaction): string[] {
+  const missing = (interaction.prompt.details as { missingResourceScopes?: Record<string, string[]> }).missingResourceScopes ?? {};
+  const memory = (scopes: Iterable<string>) => [...new Set(scopes)].filter((scope) => (SCOPES as readonly string[]).includes(scope));
+  const notGranted = memory(Object.values(missing).flat());
+  if (notGranted.length > 0) return notGranted;
+  const asked = memory(parseScopes(interaction.params.scope));
+  return asked.length > 0 ? asked : DEFAULT_SCOPE.split(' ');
+}
+
+/**
+ * What the consent page says about spaces: the ones a client names (and those among them that are not the
+ * person's), or, when it names none, every space of the person's to choose from.
+ */
+function consentSpaces(asked: readonly string[], mine: readonly PersonSpace[], ticked: readonly string[] = []): ConsentSpaces {
+  const named = spaceScopesOf(asked);
+  if (named.length === 0) return { kind: 'choice', spaces: mine, ticked };
+  const byScope = new Map(mine.map((space) => [space.scope, space]));
+  return {
+    kind: 'named',
+    spaces: named.flatMap((scope) => byScope.get(scope) ?? []),
+    notYours: named.filter((scope) => !byScope.has(scope)),
+  };
+}
+
+/**
+ * The `space:` scopes the token gets ([] = every space), or why the form cannot be taken: a client naming a space
+ * that is not the person's, or "only these spaces" with none ticked. A ticked space limits the token even if
+ * "all" was left selected: ticking is the narrower wish.
+ */
+function chosenSpaces(spaces: ConsentSpaces, body: Record<string, string | string[] | undefined>): string[] | string {
+  if (spaces.kind === 'named') {
+    if (spaces.notYours.length > 0) return `the application asks for spaces you are not a member of (${spaces.notYours.join(', ')})`;
+    return spaces.spaces.map((space) => space.scope);
+  }
+  const ticked = new Set([body.space ?? []].flat());
+  const chosen = spaces.spaces.filter((space) => ticked.has(space.scope)).map((space) => space.scope);
+  if (chosen.length > 0) return chosen;
+  if (first(body.spaces) === 'some') return 'Tick at least one space, or allow all your spaces.';
+  return [];
+}
+
+/**
+ * The grant the consent is recorded in. An earlier grant is extended only when it was limited to the same spaces;
+ * otherwise a new one takes its memory scopes and the new choice, and the earlier one is left as it is: refresh
+ * tokens it issued keep exactly their spaces (a token's scope is what its grant and it share, so taking a space
+ * out of their grant would turn a limited token into one reaching every space).
+ */
+function grantFor(
+  provider: Provider,
+  existing: Grant | undefined,
+  parts: { accountId: string; clientId: string; resource: string; spaces: readonly string[] },
+): Grant {
+  const before = spaceScopesOf(parseScopes(existing?.getResourceScope(parts.resource)));
+  if (existing !== undefined && before.length === parts.spaces.length && before.every((scope) => parts.spaces.includes(scope))) return existing;
+  const grant = new provider.Grant({ accountId: parts.accountId, clientId: parts.clientId });
+  if (existing === undefined) return grant;
+  grant.addOIDCScope(existing.getOIDCScope());
+  grant.addOIDCClaims(existing.getOIDCClaims());
+  grant.addResourceScope(parts.resource, parseScopes(existing.getResourceScope(parts.resource)).filter((scope) => !isSpaceScope(scope)).join(' '));
+  return grant;
 }
 
 function first(value: string | string[] | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import { hkdfSync } from 'node:crypto';
 import type { ClientMetadata, Grant, KoaContextWithOIDC } from 'oidc-provider';
-import { SCOPES } from '../scopes.js';
+import { parseScopes, SCOPES, spaceScopesOf } from '../scopes.js';
 import type { AuthorizationServerState } from './state-file.js';
 
 /**
@@ -30,15 +30,19 @@ export function webClientMetadata(secret: string, redirectUri: string): ClientMe
 }
 
 /**
- * oidc-provider's `loadExistingGrant`, extended: the grant of an earlier consent as usual, and for the web page
- * a grant made on the spot, because a person reading their own memories on this service's own page has nothing
- * to consent to. Every other client still gets the consent page.
+ * oidc-provider's `loadExistingGrant`, extended: the grant of an earlier consent as usual (with the spaces it was
+ * limited to), and for the web page a grant made on the spot, because a person reading their own memories on this
+ * service's own page has nothing to consent to. Every other client still gets the consent page.
  */
 export async function loadExistingGrant(ctx: KoaContextWithOIDC, resource: string): Promise<Grant | undefined> {
   const { oidc } = ctx;
   const clientId = oidc.client?.clientId;
   const grantId = oidc.result?.consent?.grantId ?? (clientId === undefined ? undefined : oidc.session?.grantIdFor(clientId));
-  if (grantId !== undefined) return oidc.provider.Grant.find(grantId);
+  if (grantId !== undefined) {
+    const grant = await oidc.provider.Grant.find(grantId);
+    if (grant !== undefined) keepChosenSpaces(ctx, grant, resource);
+    return grant;
+  }
   const accountId = oidc.account?.accountId;
   if (clientId !== WEB_CLIENT_ID || accountId === undefined) return undefined;
   const grant = new oidc.provider.Grant({ clientId, accountId });
@@ -47,4 +51,32 @@ export async function loadExistingGrant(ctx: KoaContextWithOIDC, resource: strin
   grant.addResourceScope(resource, SCOPES.join(' '));
   await grant.save();
   return grant;
+}
+
+/**
+ * A client signing in again without naming spaces, whose person limited it to some on the consent page, keeps
+ * that limit: the request is made to ask for the grant's spaces, since a token's scope is what the grant and the
+ * request share (without them it would reach every space). Not where the consent page follows anyway (a scope not
+ * granted yet, `prompt=consent`, and every sign-in of a native client): there the person chooses again, with the
+ * earlier spaces ticked.
+ */
+function keepChosenSpaces(ctx: KoaContextWithOIDC, grant: Grant, resource: string): void {
+  const { oidc } = ctx;
+  const params = oidc.params as { scope?: unknown } | undefined;
+  if (params === undefined) return;
+  const asked = parseScopes(params.scope);
+  if (spaceScopesOf(asked).length > 0) return;
+  const granted = parseScopes(grant.getResourceScope(resource));
+  const chosen = spaceScopesOf(granted);
+  if (chosen.length === 0) return;
+  if (oidc.result?.consent === undefined) {
+    const grantedOIDC = parseScopes(grant.getOIDCScope());
+    const memoryScopes = asked.filter((scope) => (SCOPES as readonly string[]).includes(scope));
+    const consentFollows =
+      oidc.prompts.has('consent') ||
+      oidc.client?.applicationType === 'native' ||
+      !memoryScopes.every((scope) => granted.includes(scope) && grantedOIDC.includes(scope));
+    if (consentFollows) return;
+  }
+  params.scope = [...asked, ...chosen].join(' ');
 }
