@@ -24,6 +24,8 @@ export interface ImportFileOptions {
   readonly streams?: number;
   /** Told after every batch how far the file has been read and what happened so far. */
   readonly onProgress?: (progress: { readonly bytesRead: number; readonly summary: ImportSummary }) => void;
+  /** The space to import into, by id or name (default: the personal space). */
+  readonly space?: string | undefined;
 }
 
 /** Imports a JSONL file (this service's export or an MCP memory server's memory.jsonl) into the subject's memories. */
@@ -50,7 +52,7 @@ export async function importFile(
     batchSize: options.batchSize,
     ...(options.streams === undefined ? {} : { streams: options.streams }),
     onBatch: (summary) => options.onProgress?.({ bytesRead, summary }),
-  });
+  }, options.space);
 }
 
 /** "line 12", "line 3, observations[1]". */
