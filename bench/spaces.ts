@@ -4,10 +4,11 @@
 // figures are the database and ranking work of recall through HTTP; this process only sends requests. The cases
 // take turns in short rounds, so a change in the shared machine's load falls on all of them alike.
 // Run: TEST_DATABASE_URL=postgres://… npx tsx bench/spaces.ts [seconds per case and round=5] [rounds=4] [memories=100000]
+import { sql } from 'kysely';
 import { openDatabase } from '../src/db/open-database.js';
 import { NO_FILTERS } from '../src/db/memories/filters.js';
-import { sizeForVectorRanking, vectorRanking } from '../src/db/memories/vector-ranking.js';
-import { storedVector } from '../src/db/pgvector.js';
+import { sizeForVectorRanking, vectorConditions, vectorRanking } from '../src/db/memories/vector-ranking.js';
+import { storedVector, vectorParameter } from '../src/db/pgvector.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
 import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
 import { callTool, runFor } from './lib/rpc-client.js';
@@ -129,14 +130,18 @@ async function measure(): Promise<void> {
  */
 async function vectorPlans(): Promise<void> {
   const db = await openDatabase({ url: BENCH_DATABASE_URL, dataDir: 'memory://', schema: seeded.schema, embeddingDimensions: LOCAL_MODEL_DIMENSIONS, migrate: false });
+  const explained: string[] = [];
   try {
     console.log('\n| space size | case | candidates | vector plan | vector stage p50 ms | p95 ms |');
     console.log('|---|---|---|---|---|---|');
     for (const [p, person] of people.entries()) {
-      for (const [name, keys] of [
-        ['personal', [person.subject]],
-        ['shared (writer)', [spaceKey(p, 'a')]],
-        ['three spaces', [spaceKey(p, 'a'), spaceKey(p, 'b'), spaceKey(p, 'c')]],
+      const three = [spaceKey(p, 'a'), spaceKey(p, 'b'), spaceKey(p, 'c')];
+      for (const [name, keys, exactScanLimit] of [
+        ['personal', [person.subject], DEFAULT_EXACT_SCAN_LIMIT],
+        ['shared (writer)', [spaceKey(p, 'a')], DEFAULT_EXACT_SCAN_LIMIT],
+        ['three spaces', three, DEFAULT_EXACT_SCAN_LIMIT],
+        // The same three ranked exactly, as they would be under a higher ExactScanLimit.
+        ['three spaces, ExactScanLimit 10000', three, 10_000],
       ] as const) {
         const plans = new Set<string>();
         const latencies: number[] = [];
@@ -144,8 +149,8 @@ async function vectorPlans(): Promise<void> {
           const vector = storedVector(syntheticVector(queryText(q)), LOCAL_MODEL_NAME);
           const t0 = performance.now();
           const ranked = await db.withSubject(person.subject, 'benchmarking', async (trx) => {
-            const size = await sizeForVectorRanking(trx, keys, NO_FILTERS, DEFAULT_EXACT_SCAN_LIMIT, 200);
-            return vectorRanking(trx, keys, NO_FILTERS, vector, 100, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, size, efSearch: 200, passages: true });
+            const size = await sizeForVectorRanking(trx, keys, NO_FILTERS, exactScanLimit, 200);
+            return vectorRanking(trx, keys, NO_FILTERS, vector, 100, { exactScanLimit, size, efSearch: 200, passages: true });
           }, { readOnly: true });
           if (q >= 10) latencies.push(performance.now() - t0);
           plans.add(ranked.plan);
@@ -153,8 +158,25 @@ async function vectorPlans(): Promise<void> {
         const summary = summarise(latencies, 1);
         console.log(`| ${person.size} | ${name} | ${keys.length * person.size} | ${[...plans].join('+')} | ${summary.p50.toFixed(1)} | ${summary.p95.toFixed(1)} |`);
       }
+      explained.push(`${person.size} x 3: ${await explainExact(db, person.subject, three)}`);
     }
+    console.log(`\nEXPLAIN ANALYZE of the exact ranking over the three spaces (the statement vectorRanking runs, as the reader):\n${explained.join('\n')}`);
   } finally {
     await db.close();
   }
+}
+
+/** The top plan nodes and execution time of the exact ranking of `keys` (what vectorRanking's exact pass does). */
+async function explainExact(db: Awaited<ReturnType<typeof openDatabase>>, subject: string, keys: readonly string[]): Promise<string> {
+  const vector = storedVector(syntheticVector(queryText(7)), LOCAL_MODEL_NAME);
+  return db.withSubject(subject, 'explaining', async (trx) => {
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`
+      explain (analyze, buffers)
+      with probe as materialized (select ${vectorParameter(vector)} as vector)
+      select id from memories, probe
+       where ${vectorConditions(keys, NO_FILTERS, vector)}
+       order by embedding <=> probe.vector, id desc limit 100`.execute(trx);
+    const lines = rows.map((row) => row['QUERY PLAN']);
+    return [...lines.filter((line) => /->|Limit/.test(line)).slice(0, 5), lines.at(-1)!].map((line) => `    ${line.trim()}`).join('\n');
+  });
 }
