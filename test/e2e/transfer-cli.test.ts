@@ -43,6 +43,15 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   };
 
+  /** The commands' database, opened in this process; no CLI process runs meanwhile (PGlite: the data folder's lock). */
+  const openCliDatabase = () =>
+    openDatabase({
+      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+      dataDir: join(dir, 'data', 'pglite'),
+      schema: engine === 'postgres' ? schema : 'public',
+      embeddingDimensions: 512,
+    });
+
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'memory-transfer-'));
     env =
@@ -169,13 +178,7 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
   });
 
   it('reembed redoes the memories marked stale, then finds nothing left', async () => {
-    // The CLI processes have ended, so this process may open the database itself (PGlite: the data folder's lock).
-    const db = await openDatabase({
-      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      dataDir: join(dir, 'data', 'pglite'),
-      schema: engine === 'postgres' ? schema : 'public',
-      embeddingDimensions: 512,
-    });
+    const db = await openCliDatabase();
     let marked: number;
     try {
       // As migration 0014 marks memories split before it.
@@ -194,12 +197,7 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
   });
 
   it('exports and imports one space with --space, by name or id, as the subject may use it', async () => {
-    const db = await openDatabase({
-      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      dataDir: join(dir, 'data', 'pglite'),
-      schema: engine === 'postgres' ? schema : 'public',
-      embeddingDimensions: 512,
-    });
+    const db = await openCliDatabase();
     let household: string;
     try {
       const spaces = new SpaceService(db, SUBJECTS_AS_NAMES);
