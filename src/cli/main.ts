@@ -16,8 +16,10 @@ Commands:
         [--ttl 30d]
   reembed [--batch-size 64]    Re-embed every memory with the configured embedding model
   export --user NAME           Write every memory and tombstone of user NAME as JSONL to standard output
+        [--space ID|NAME]      (their personal space, or one of their spaces by id or name)
   import --user NAME FILE      Import a JSONL file (an export, or an MCP memory server's memory.jsonl;
         [--batch-size 64]      - for standard input); exit 3 when some lines were refused
+        [--space ID|NAME]      Into one of their spaces they may write (default: personal)
   user add NAME                Add a user of the built-in authorization server (password from a
                                prompt, or the first line of standard input)
   user passwd NAME             Change a user's password (ends their earlier logins)
@@ -67,9 +69,16 @@ export async function main(argv: readonly string[], io: CommandIO = process): Pr
     // Each command's module is loaded when it runs: `token issue` or `user add` need not load the server, the
     // database or the model (seconds, and hundreds of MB).
     // Commands whose further words are files, not subcommands.
-    if (command === 'export') return await (await import('./transfer.js')).exportCommand(config(), { user: values.user, sub: values.sub, args: rest }, io);
-    if (command === 'import') {
-      return await (await import('./transfer.js')).importCommand(config(), { user: values.user, sub: values.sub, batchSize: values['batch-size'], args: rest }, { ...io, stdin: process.stdin });
+    if (command === 'export' || command === 'import') {
+      // `token issue` takes several spaces; a file holds one.
+      if ((values.space?.length ?? 0) > 1) {
+        io.stderr.write(`${command} takes one --space\n`);
+        return 2;
+      }
+      const space = values.space?.[0];
+      const transfer = await import('./transfer.js');
+      if (command === 'export') return await transfer.exportCommand(config(), { user: values.user, sub: values.sub, space, args: rest }, io);
+      return await transfer.importCommand(config(), { user: values.user, sub: values.sub, space, batchSize: values['batch-size'], args: rest }, { ...io, stdin: process.stdin });
     }
     switch (`${command}${rest.length > 0 ? ` ${rest[0]}` : ''}`) {
       case 'serve':

@@ -29,14 +29,31 @@ async function withService<T>(config: Config, use: 'import' | 'export', work: (s
   }
 }
 
-/** `export --user NAME` or `export --sub S`: the subject's memories and tombstones as JSONL on standard output; counts on stderr. */
-export async function exportCommand(config: Config, options: SubjectOptions & { args: readonly string[] }, io: CommandIO): Promise<number> {
+/** The space a transfer reaches: `--space ID|NAME`, as the subject names it (default: their personal space). */
+export interface SpaceOption {
+  readonly space: string | undefined;
+}
+
+const inSpace = (options: SpaceOption) => (options.space === undefined ? '' : ` in space ${JSON.stringify(options.space)}`);
+
+/**
+ * `export --user NAME` or `export --sub S` [--space ID|NAME]: the memories and tombstones of the subject's personal
+ * space (or of one of their spaces) as JSONL on standard output; counts on stderr.
+ */
+export async function exportCommand(config: Config, options: SubjectOptions & SpaceOption & { args: readonly string[] }, io: CommandIO): Promise<number> {
   if (options.args.length > 0) throw new UsageError('export: takes no file; redirect standard output instead (export --sub S > file.jsonl)');
   const subject = subjectOption(options, 'export', config);
   return withService(config, 'export', async (service) => {
     const counts = { memory: 0, tombstone: 0 };
+    const records = service.exportRecords(subject, options.space);
+    // The first record is read before the file's header is written: a space the subject may not read is refused
+    // with nothing on standard output.
+    const first = await records.next();
     async function* counted() {
-      for await (const record of service.exportRecords(subject)) {
+      if (first.done === true) return;
+      counts[first.value.kind] += 1;
+      yield first.value;
+      for await (const record of records) {
         counts[record.kind] += 1;
         yield record;
       }
@@ -44,19 +61,19 @@ export async function exportCommand(config: Config, options: SubjectOptions & { 
     for await (const line of exportLines(counted())) {
       if (!io.stdout.write(line)) await once(io.stdout, 'drain');
     }
-    io.stderr.write(`Exported ${counts.memory} memories and ${counts.tombstone} tombstones of ${subject}.\n`);
+    io.stderr.write(`Exported ${counts.memory} memories and ${counts.tombstone} tombstones of ${subject}${inSpace(options)}.\n`);
     return 0;
   });
 }
 
 /**
- * `import --user NAME FILE` or `import --sub S FILE`: imports FILE (or standard input for `-`), with progress on stderr and a summary on
+ * `import --user NAME FILE` or `import --sub S FILE` [--space ID|NAME, one the subject may write]: imports FILE (or standard input for `-`), with progress on stderr and a summary on
  * standard output. Exit 0 when every line was imported or skipped as a duplicate, 3 when some were refused,
  * 1 when the import stopped (run it again to continue).
  */
 export async function importCommand(
   config: Config,
-  options: SubjectOptions & { batchSize: string | undefined; args: readonly string[] },
+  options: SubjectOptions & SpaceOption & { batchSize: string | undefined; args: readonly string[] },
   io: CommandIO & { stdin: NodeJS.ReadableStream },
 ): Promise<number> {
   const subject = subjectOption(options, 'import', config);
@@ -78,6 +95,7 @@ export async function importCommand(
       maxTextChars: config.memory.maxTextChars,
       batchSize,
       streams: embeddingParallelism(config.embedding),
+      space: options.space,
       onProgress: ({ bytesRead, summary: sofar }) => {
         const seconds = (Date.now() - started) / 1000;
         const rate = seconds > 0 ? Math.round((sofar.memoriesImported + sofar.tombstonesImported) / seconds) : 0;

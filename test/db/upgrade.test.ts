@@ -10,6 +10,7 @@ import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
 import { subjectMemoryCount } from '../../src/db/memories/subject-stats.js';
 import { textRanking } from '../../src/db/memories/text-ranking.js';
+import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
 import { TEST_DATABASE_URL, engines, uniqueSchema } from '../helpers/engines.js';
 import { sharedPGlite } from '../helpers/shared.js';
 
@@ -202,6 +203,80 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
               values (${aliceMemory}, 'alice', 'planted', '[1,0,0]', 'm', 3)`.execute(trx),
         ),
       ).rejects.toThrow(/row-level security/);
+    });
+  });
+
+  it('keeps every row of 0019 as it was, in its owner\'s personal space and visible to them alone, and shares on it', async () => {
+    await inSchemaMigratedTo('0019_brief', async (db, schema, pglite) => {
+      const tables = ['memories', 'tombstones', 'memory_restatements', 'memory_recalls', 'subject_stats', 'memory_terms'] as const;
+      // Every column of every row that 0019 had (memories.author comes with 0020 and is left out).
+      const dump = (trx: Transaction<Database>) =>
+        sql<Record<(typeof tables)[number], string>>`
+          select (select json_agg(m order by id)::text from (select id, subject, text, tags, importance, session_id, embedding::text, passage_embeddings::text,
+                                                                last_confirmed_at, created_at, updated_at from memories) as m) as memories,
+                 (select json_agg(t order by id)::text from (select * from tombstones) as t) as tombstones,
+                 (select json_agg(r order by id)::text from (select id, memory_id, subject, text, tags, embedding::text, created_at from memory_restatements) as r) as memory_restatements,
+                 (select json_agg(c order by memory_id)::text from (select * from memory_recalls) as c) as memory_recalls,
+                 (select json_agg(s order by subject)::text from (select * from subject_stats) as s) as subject_stats,
+                 (select json_agg(w order by subject, lexeme, memory_id)::text from (select * from memory_terms) as w) as memory_terms`.execute(trx);
+      const before = await asAllSubjects(db, async (trx) => {
+        const { rows } = await sql<{ id: string; subject: string }>`
+          insert into memories (subject, text, tags, embedding, embedding_model, embedding_dimensions, session_id)
+          values ('alice', 'Alice keeps her passport in the blue drawer', '{home}', '[1,0,0]', 'm', 3, null),
+                 ('alice', 'Alice: What did you paint?', '{}', '[0,1,0]', 'm', 3, 'chat-1'),
+                 ('bob', 'Bob keeps his bicycle in the garage', '{}', '[0,0,1]', 'm', 3, null)
+          returning id, subject`.execute(trx);
+        const [alicePassport, , bobBicycle] = rows.map((row) => Number(row.id));
+        await sql`
+          insert into tombstones (memory_id, subject, text, embedding, embedding_model, embedding_dimensions, reason, memory_created_at)
+          values (900001, 'alice', 'Alice kept her passport in the red drawer', '[1,0,0]', 'm', 3, 'corrected', now()),
+                 (900002, 'bob', 'Bob had a scooter', '[0,0,1]', 'm', 3, 'forgotten', now())`.execute(trx);
+        await sql`
+          insert into memory_restatements (memory_id, subject, text, embedding, embedding_model, embedding_dimensions)
+          values (${alicePassport}, 'alice', 'Alice''s passport is in the blue drawer', '[1,0,0]', 'm', 3),
+                 (${bobBicycle}, 'bob', 'The bicycle is kept in the garage', '[0,0,1]', 'm', 3)`.execute(trx);
+        await sql`insert into memory_recalls (memory_id, subject, recalls) values (${alicePassport}, 'alice', 4), (${bobBicycle}, 'bob', 2)`.execute(trx);
+        return (await dump(trx)).rows[0]!;
+      });
+      for (const table of tables) expect(JSON.parse(before[table]), table).not.toBeNull();
+
+      expect((await migrateToLatest(db, schema)).error).toBeUndefined();
+      expect(await asAllSubjects(db, async (trx) => (await dump(trx)).rows[0])).toEqual(before);
+
+      const handle = await openDatabase({ url: engine === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir: 'memory://', schema, embeddingDimensions: 3, pglite });
+      try {
+        const seen = (subject: string) =>
+          handle.withSubject(subject, 'inspecting rows', async (trx) => {
+            const counts: Record<string, string[]> = {};
+            for (const table of tables) {
+              const { rows } = await sql<{ subject: string }>`select subject from ${sql.table(table)}`.execute(trx);
+              counts[table] = [...new Set(rows.map((row) => row.subject))];
+            }
+            return counts;
+          });
+        for (const subject of ['alice', 'bob']) {
+          expect(await seen(subject)).toEqual(Object.fromEntries(tables.map((table) => [table, [subject]])));
+        }
+        expect(await seen('carol')).toEqual(Object.fromEntries(tables.map((table) => [table, []])));
+
+        // Sharing works on the upgraded data: alice makes a space, shares it with bob as a writer; he writes there
+        // and she sees it, while neither sees the other's personal rows.
+        const spaces = new SpaceService(handle, SUBJECTS_AS_NAMES);
+        const household = await spaces.create('alice', 'Household');
+        await spaces.share('alice', household.id, 'bob', 'writer');
+        expect((await spaces.list('bob')).map((space) => [space.name, space.role])).toEqual([['Personal', 'owner'], ['Household', 'writer']]);
+        await handle.withSubject('bob', 'writing', (trx) =>
+          sql`insert into memories (subject, text, embedding, embedding_model, embedding_dimensions) values (${household.key}, 'The boiler is serviced in October', '[1,0,0]', 'm', 3)`.execute(trx),
+        );
+        const texts = (subject: string) =>
+          handle.withSubject(subject, 'inspecting rows', async (trx) => (await sql<{ text: string }>`select text from memories order by id`.execute(trx)).rows.map((row) => row.text));
+        expect(await texts('alice')).toEqual(['Alice keeps her passport in the blue drawer', 'Alice: What did you paint?', 'The boiler is serviced in October']);
+        expect(await texts('bob')).toEqual(['Bob keeps his bicycle in the garage', 'The boiler is serviced in October']);
+        expect(await texts('carol')).toEqual([]);
+        expect(await asAllSubjects(db, async (trx) => (await dump(trx)).rows[0]!.tombstones)).toEqual(before.tombstones);
+      } finally {
+        await handle.close();
+      }
     });
   });
 });

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
+import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
 import { runCli } from '../helpers/cli.js';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 
@@ -41,6 +42,15 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   };
+
+  /** The commands' database, opened in this process; no CLI process runs meanwhile (PGlite: the data folder's lock). */
+  const openCliDatabase = () =>
+    openDatabase({
+      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+      dataDir: join(dir, 'data', 'pglite'),
+      schema: engine === 'postgres' ? schema : 'public',
+      embeddingDimensions: 512,
+    });
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'memory-transfer-'));
@@ -168,13 +178,7 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
   });
 
   it('reembed redoes the memories marked stale, then finds nothing left', async () => {
-    // The CLI processes have ended, so this process may open the database itself (PGlite: the data folder's lock).
-    const db = await openDatabase({
-      url: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      dataDir: join(dir, 'data', 'pglite'),
-      schema: engine === 'postgres' ? schema : 'public',
-      embeddingDimensions: 512,
-    });
+    const db = await openCliDatabase();
     let marked: number;
     try {
       // As migration 0014 marks memories split before it.
@@ -190,6 +194,48 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
     expect(first.stderr).toContain(`re-embedded ${marked}/${marked} memories`);
     const second = await cli(['reembed']);
     expect(second.stdout).toBe('Re-embedded 0 memories and 0 tombstones with local:universal-sentence-encoder-lite.\n');
+  });
+
+  it('exports and imports one space with --space, by name or id, as the subject may use it', async () => {
+    const db = await openCliDatabase();
+    let household: string;
+    try {
+      const spaces = new SpaceService(db, SUBJECTS_AS_NAMES);
+      household = (await spaces.create('erin', 'Household')).id;
+      await spaces.share('erin', household, 'frank', 'writer');
+      await spaces.share('erin', household, 'gus', 'reader');
+    } finally {
+      await db.close();
+    }
+    const personal = await exported('erin');
+    const imported = await cli(['import', '--sub', 'erin', '--space', 'household', join(dir, 'memory.jsonl')]);
+    expect(imported.code, imported.stderr).toBe(3);
+    expect(imported.stdout.split('\n')[0]).toBe('Imported 4 memories and 0 tombstones; skipped 0 already stored; refused 3.');
+    expect(await exported('erin')).toHaveLength(personal.length);
+
+    const file = join(dir, 'household.jsonl');
+    const fromSpace = await cli(['export', '--sub', 'erin', '--space', 'Household']);
+    expect(fromSpace.code, fromSpace.stderr).toBe(0);
+    expect(fromSpace.stderr).toBe('Exported 4 memories and 0 tombstones of erin in space "Household".\n');
+    writeFileSync(file, fromSpace.stdout);
+    // A member reaches the same space by its id: the same memories, so nothing new is stored.
+    const again = await cli(['import', '--sub', 'frank', '--space', household, file]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.split('\n')[0]).toBe('Imported 0 memories and 0 tombstones; skipped 4 already stored; refused 0.');
+    const reader = await cli(['export', '--sub', 'gus', '--space', household]);
+    expect(reader.stdout.trimEnd().split('\n').slice(1)).toEqual(fromSpace.stdout.trimEnd().split('\n').slice(1));
+    // A reader may not import; a non-member finds no such space; neither changes anything.
+    for (const [args, message] of [
+      [['import', '--sub', 'gus', '--space', household, file], /^FORBIDDEN: /],
+      [['import', '--sub', 'henry', '--space', household, file], /^NOT_FOUND: /],
+      [['export', '--sub', 'henry', '--space', 'Household'], /^NOT_FOUND: /],
+    ] as const) {
+      const refused = await cli(args);
+      expect(refused.code, args.join(' ')).toBe(1);
+      expect(refused.stderr, args.join(' ')).toMatch(message);
+      expect(refused.stdout).toBe('');
+    }
+    expect((await cli(['export', '--sub', 'erin', '--space', household])).stdout.trimEnd().split('\n')).toHaveLength(5);
   });
 
   it('refuses bad usage with exit code 2, changing nothing', async () => {
