@@ -55,10 +55,14 @@ create table memory_recalls (
   CREATE UNIQUE INDEX memory_recalls_pkey ON memory_recalls USING btree (memory_id);
   CREATE INDEX memory_recalls_subject_recalls_idx ON memory_recalls USING btree (subject, recalls DESC, memory_id DESC);
   row level security enabled, forced;
-  policy memory_recalls_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
-  policy memory_recalls_space_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[]))));
+  policy memory_recalls_space_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_writable_spaces() AS memory_service_writable_spaces)::text[])))) with check (null);
+  policy memory_recalls_space_insert for insert using (null) with check ((((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[]))) AND (EXISTS ( SELECT 1
+   FROM memories m
+  WHERE ((m.id = memory_recalls.memory_id) AND (m.subject = memory_recalls.subject))))));
   policy memory_recalls_space_read for select using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (null);
-  policy memory_recalls_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[]))));
+  policy memory_recalls_space_update for update using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[])))) with check ((((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (subject = ANY (( SELECT memory_service_readable_spaces() AS memory_service_readable_spaces)::text[]))) AND (EXISTS ( SELECT 1
+   FROM memories m
+  WHERE ((m.id = memory_recalls.memory_id) AND (m.subject = memory_recalls.subject))))));
 
 create table memory_restatements (
   id bigint generated always as identity not null,

@@ -45,7 +45,9 @@ function insertInto(table: (typeof SPACE_TABLES)[number], space: string, memoryI
     case 'memory_terms':
       return sql`insert into memory_terms (subject, lexeme, memory_id, rank) values (${space}, ${`planted${stamp}`}, ${memoryId}, 1)`;
     case 'memory_recalls':
-      return sql`insert into memory_recalls (memory_id, subject, recalls) values (${memoryId + 2_000_000}, ${space}, 1)`;
+      // A count is only ever of a memory of the same space: the row names the space's own memory.
+      return sql`insert into memory_recalls (memory_id, subject, recalls) values (${memoryId}, ${space}, 1)
+                 on conflict (memory_id) do update set recalls = memory_recalls.recalls + 1`;
     case 'subject_stats':
       // The space's own row exists already (its memories' trigger made it): a row under the key is a conflict, so
       // a fresh key of the same form stands in for "another row under this key" where the key is unknown.
@@ -138,8 +140,12 @@ describe.each(engines)('row-level security of spaces on %s', (engine) => {
     expect(await affected(READER, sql`update subject_stats set memories = 0 where subject = ${SHARED}`)).toBe(0);
     // A reader's update cannot move a row either, not even into a space they may write (their personal one).
     expect(await affected(READER, sql`update memories set subject = ${READER} where subject = ${SHARED}`)).toBe(0);
-    // Readers count their recalls (the brief's "often recalled"): the one table they write.
+    // Readers count their recalls (the brief's "often recalled"): the one table they write, and only counts of the
+    // space's own memories: not a count of another space's memory planted under a key they may read.
     expect(await affected(READER, sql`update memory_recalls set recalls = recalls + 1 where subject = ${SHARED}`)).toBe(1);
+    await refused(READER, sql`insert into memory_recalls (memory_id, subject, recalls) values (${sharedMemory + 2_000_000}, ${SHARED}, 1)`);
+    await refused(READER, sql`insert into memory_recalls (memory_id, subject, recalls) values (${sharedMemory + 2_000_000}, ${READER}, 1)`);
+    expect(await affected(READER, sql`delete from memory_recalls where subject = ${SHARED}`)).toBe(0);
     const texts = await db.withAllSubjects('checking', async (trx) => (await sql<{ text: string }>`select text from memories where subject = ${SHARED}`.execute(trx)).rows);
     expect(texts).toEqual([{ text: 'The boiler is serviced every October' }]);
   });

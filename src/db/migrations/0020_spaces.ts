@@ -87,21 +87,24 @@ export async function up(db: Kysely<any>): Promise<void> {
   const everyone = sql`current_setting('memory_service.all_subjects', true) = 'on'`;
   const readable = sql`(${everyone} or subject = any ((select memory_service_readable_spaces())::text[]))`;
   const writable = sql`(${everyone} or subject = any ((select memory_service_writable_spaces())::text[]))`;
-  // Readers count their recalls (the brief's "often recalled"), so memory_recalls is written on reading.
-  for (const [table, write] of [
-    ['memories', writable],
-    ['tombstones', writable],
-    ['memory_restatements', writable],
-    ['memory_terms', writable],
-    ['memory_terms_pending', writable],
-    ['subject_stats', writable],
-    ['memory_recalls', readable],
+  // Readers count their recalls (the brief's "often recalled"), so memory_recalls is written on reading: a row
+  // only for a memory of the same space (its key is the row's own), so that no one can plant a count under their
+  // key for another space's memory (its primary key is the memory id alone). Deleting one is a writer's.
+  const countsItsOwnMemory = sql`(${readable} and exists (select 1 from memories m where m.id = memory_recalls.memory_id and m.subject = memory_recalls.subject))`;
+  for (const [table, insert, update, remove] of [
+    ['memories', writable, writable, writable],
+    ['tombstones', writable, writable, writable],
+    ['memory_restatements', writable, writable, writable],
+    ['memory_terms', writable, writable, writable],
+    ['memory_terms_pending', writable, writable, writable],
+    ['subject_stats', writable, writable, writable],
+    ['memory_recalls', countsItsOwnMemory, readable, writable],
   ] as const) {
     await sql`drop policy ${sql.id(`${table}_subject_isolation`)} on ${sql.table(table)}`.execute(db);
     await sql`create policy ${sql.id(`${table}_space_read`)} on ${sql.table(table)} for select using ${readable}`.execute(db);
-    await sql`create policy ${sql.id(`${table}_space_insert`)} on ${sql.table(table)} for insert with check ${write}`.execute(db);
-    await sql`create policy ${sql.id(`${table}_space_update`)} on ${sql.table(table)} for update using ${write} with check ${write}`.execute(db);
-    await sql`create policy ${sql.id(`${table}_space_delete`)} on ${sql.table(table)} for delete using ${write}`.execute(db);
+    await sql`create policy ${sql.id(`${table}_space_insert`)} on ${sql.table(table)} for insert with check ${insert}`.execute(db);
+    await sql`create policy ${sql.id(`${table}_space_update`)} on ${sql.table(table)} for update using ${update} with check ${table === 'memory_recalls' ? countsItsOwnMemory : update}`.execute(db);
+    await sql`create policy ${sql.id(`${table}_space_delete`)} on ${sql.table(table)} for delete using ${remove}`.execute(db);
   }
 
   for (const table of ['spaces', 'space_members']) {
