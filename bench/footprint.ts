@@ -3,7 +3,7 @@
 // - cold start with an existing data folder: from spawning `serve` to the first recall answered over /mcp;
 // - idle RSS of the whole process (every thread: model workers, PGlite's worker, the event loop) 5 s after that
 //   first answer, by configuration, so that the differences say where the memory goes:
-//     embedded default (PGlite + local model, LocalModelWorkers as the default), the same with 1 worker,
+//     embedded default (PGlite + local model, LocalModelWorkers as the default), the same with 2 workers,
 //     PGlite + the OpenAI-compatible provider (no model), and server mode (PostgreSQL + the OpenAI-compatible
 //     provider; needs BENCH_DATABASE_URL or TEST_DATABASE_URL). The OpenAI-compatible server is a fake on loopback.
 // Run: npx tsx bench/footprint.ts   (NODE=/path/to/node to run the service on another Node)
@@ -78,7 +78,7 @@ const fake = await startFakeOpenAIServer({ dimensions: 1536 });
 const openai = { MEMORY_SERVICE_EMBEDDING_PROVIDER: 'openai', MEMORY_SERVICE_OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-bench-fake' };
 const configurations: [string, Record<string, string>][] = [
   ['embedded default (PGlite, local model)', {}],
-  ['PGlite, local model, LocalModelWorkers=1', { MEMORY_SERVICE_LOCAL_MODEL_WORKERS: '1' }],
+  ['PGlite, local model, LocalModelWorkers=2 (the default on 2 cores before issue 40)', { MEMORY_SERVICE_LOCAL_MODEL_WORKERS: '2' }],
   ['PGlite, OpenAI-compatible provider', openai],
 ];
 const schema = `bench_footprint_${Date.now().toString(36)}`;

@@ -12,7 +12,7 @@ import { addHttpMetrics, metricsRoute } from './http/metrics.js';
 import { allowedOriginSet, loopbackHostCheck } from './http/origin.js';
 import { subjectRateLimit } from './http/rate-limit.js';
 import { wellKnownRoutes } from './http/well-known.js';
-import type { Logger } from './logger.js';
+import { requestLogger, type Logger } from './logger.js';
 import { createDispatcher, type ServerInfo } from './mcp/dispatcher.js';
 import type { Prompt } from './mcp/prompt.js';
 import type { Tool } from './mcp/tool.js';
@@ -51,6 +51,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new AccessLog(deps.logger),
+    childLoggerFactory: (logger, bindings, options) => requestLogger(logger as Logger, bindings, options),
     bodyLimit: config.http.maxBodyBytes,
     // X-Forwarded-* only from the configured proxies; BaseUrl, not these headers, names the service.
     trustProxy: config.http.trustProxy.length > 0 ? [...config.http.trustProxy] : false,

@@ -1,4 +1,4 @@
-import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
 
@@ -28,6 +28,24 @@ export function createLogger(level: LoggerOptions['level'] | 'silent', destinati
   if (destination !== undefined) return pino(options, destination);
   return level === 'silent' ? pino(options) : pino(options, new PacedStdout());
 }
+
+/**
+ * A request's logger (Fastify's `request.log`), bound to its id. pino passes every binding through the redaction
+ * when it makes a child, and the header paths, which match at any depth, made that a redacting copy of the id
+ * for each request (2.5 µs of a tools/list's ~55, issue 40). Bindings of plain strings hold no headers, tokens or
+ * passwords for those paths to find: they are written as JSON onto a binding-free child, the same text pino writes.
+ */
+export function requestLogger(logger: Logger, bindings: Bindings, options: ChildLoggerOptions): Logger {
+  const entries = Object.entries(bindings);
+  if (Object.keys(options).length > 0 || !entries.every(([, value]) => typeof value === 'string')) return logger.child(bindings, options);
+  const child = logger.child({});
+  const own = child as unknown as Record<symbol, string>;
+  own[CHINDINGS] += entries.map(([key, value]) => `,${JSON.stringify(key)}:${JSON.stringify(value)}`).join('');
+  return child;
+}
+
+/** Where a pino logger keeps its bindings as JSON text (pino.symbols: pino's interface for integrations). */
+const CHINDINGS = pino.symbols.chindingsSym;
 
 const ERROR_SECRETS = ['err.token', 'err.password', 'err.*.token', 'err.*.password', 'err.*.authorization'];
 /**

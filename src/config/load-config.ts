@@ -232,9 +232,14 @@ export function loadConfig(options: LoadConfigOptions): Config {
   });
 }
 
-/** One local-model worker per core, at most 4 (each holds the model: about 100 MB resident). */
+/**
+ * One local-model worker per core, at most 4 (each holds the model: about 100 MB resident); one on a machine of
+ * two cores or fewer, where the event loop and PGlite's thread take the other core and a second worker cost 70-100
+ * MB to idle at 600 MB instead of 500 (issue 40).
+ */
 function defaultLocalModelWorkers(): number {
-  return Math.min(4, Math.max(1, availableParallelism()));
+  const cores = availableParallelism();
+  return cores <= 2 ? 1 : Math.min(4, cores);
 }
 
 const LOCAL_MODEL_NAMES = [LOCAL_MODEL_NAME, LOCAL_MODEL_NAME.slice('local:'.length)];

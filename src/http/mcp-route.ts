@@ -145,7 +145,12 @@ export async function mcpRoute(app: FastifyInstance, options: McpRouteOptions): 
         return;
       }
     }
-    const answer = (response: OutgoingMessage) => reply.code(statusOf(response, era)).type('application/json; charset=utf-8').send(serializeMessage(response));
+    const answer = (response: OutgoingMessage) => {
+      const { bytes, release } = serializeMessage(response);
+      // The response's 'close' comes once its bytes are written out, or once its connection is gone.
+      reply.raw.once('close', release);
+      return reply.code(statusOf(response, era)).type('application/json; charset=utf-8').send(bytes);
+    };
     const refuseScope = (error: unknown) => {
       if (!(error instanceof InsufficientScopeError)) throw error;
       reply.header(

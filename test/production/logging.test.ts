@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, requestLogger } from '../../src/logger.js';
 import { engines } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -176,5 +176,33 @@ describe('behind a reverse proxy', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: {} }),
     });
     expect(response.status).toBe(200);
+  });
+});
+
+describe("a request's logger", () => {
+  it('writes what a pino child of the request id writes, headers and error secrets redacted at every depth', () => {
+    const logs = captureLogs();
+    const line = {
+      headers: { cookie: 'c1', authorization: 'Bearer a1' },
+      options: { headers: { cookie: 'c2', 'set-cookie': ['s2'] } },
+      deeper: { busboy: { headers: { cookie: 'c3' } } },
+      err: { token: 't1', request: { authorization: 'Bearer a2' } },
+    };
+    const id = 'edge-7f3a.42"\\';
+    requestLogger(logs.logger, { reqId: id }, {}).info(line, 'one');
+    logs.logger.child({ reqId: id }).info(line, 'one');
+    // A level for the request (a route's logLevel) goes through pino's own child.
+    requestLogger(logs.logger, { reqId: id }, { level: 'warn' }).info(line, 'not written');
+    const [ours, pinos, ...rest] = logs.raw().split('\n').filter((text) => text !== '');
+    expect(rest).toEqual([]);
+    expect(ours!.replace(/"time":\d+/, '')).toBe(pinos!.replace(/"time":\d+/, ''));
+    expect(JSON.parse(ours!)).toMatchObject({
+      reqId: id,
+      headers: { cookie: '[redacted]', authorization: '[redacted]' },
+      options: { headers: { cookie: '[redacted]', 'set-cookie': '[redacted]' } },
+      deeper: { busboy: { headers: { cookie: '[redacted]' } } },
+      err: { token: '[redacted]', request: { authorization: '[redacted]' } },
+    });
+    for (const secret of ['c1', 'c2', 'c3', 's2', 'a1', 'a2', 't1']) expect(ours).not.toContain(`"${secret}`);
   });
 });
