@@ -237,7 +237,8 @@ create table web_sessions (
   scopes text not null,
   created_at timestamp with time zone default now() not null,
   last_seen_at timestamp with time zone default now() not null,
-  expires_at timestamp with time zone not null
+  expires_at timestamp with time zone not null,
+  groups text[] default '{}'::text[] not null
 );
   constraint web_sessions_pkey PRIMARY KEY (id_hash);
   CREATE UNIQUE INDEX web_sessions_pkey ON web_sessions USING btree (id_hash);

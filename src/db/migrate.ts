@@ -19,6 +19,7 @@ import * as memoryRestatements from './migrations/0017_memory_restatements.js';
 import * as subjectTextBytes from './migrations/0018_subject_text_bytes.js';
 import * as brief from './migrations/0019_brief.js';
 import * as spaces from './migrations/0020_spaces.js';
+import * as webSessionGroups from './migrations/0021_web_session_groups.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018_subject_text_bytes': subjectTextBytes,
   '0019_brief': brief,
   '0020_spaces': spaces,
+  '0021_web_session_groups': webSessionGroups,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

@@ -161,6 +161,8 @@ export interface WebSessionsTable {
   id_hash: string;
   subject: string;
   scopes: string;
+  /** The membership claim's values of the token it was signed in with (migration 0021). */
+  groups: ColumnType<string[], string[] | undefined, never>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   expires_at: ColumnType<Date, Date | string, Date | string>;

@@ -6,6 +6,8 @@ import type { DbTransaction } from './schema.js';
 export interface WebSessionRecord {
   readonly subject: string;
   readonly scopes: readonly string[];
+  /** The membership claim's values of the token it was signed in with; empty when none. */
+  readonly groups: readonly string[];
   readonly createdAt: Date;
 }
 
@@ -14,6 +16,7 @@ export interface NewWebSession {
   readonly idHash: string;
   readonly subject: string;
   readonly scopes: readonly string[];
+  readonly groups: readonly string[];
   /** Absolute end, whatever the activity. */
   readonly expiresAt: Date;
 }
@@ -21,7 +24,7 @@ export interface NewWebSession {
 export async function insertWebSession(trx: DbTransaction, session: NewWebSession): Promise<void> {
   await trx
     .insertInto('web_sessions')
-    .values({ id_hash: session.idHash, subject: session.subject, scopes: session.scopes.join(' '), expires_at: session.expiresAt })
+    .values({ id_hash: session.idHash, subject: session.subject, scopes: session.scopes.join(' '), groups: [...session.groups], expires_at: session.expiresAt })
     .execute();
 }
 
@@ -36,10 +39,10 @@ export async function useWebSession(trx: DbTransaction, idHash: string, idleSeco
     .where('id_hash', '=', idHash)
     .where('expires_at', '>', sql<Date>`now()`)
     .where('last_seen_at', '>', sql<Date>`now() - make_interval(secs => ${idleSeconds})`)
-    .returning(['subject', 'scopes', 'created_at'])
+    .returning(['subject', 'scopes', 'groups', 'created_at'])
     .executeTakeFirst();
   if (row === undefined) return undefined;
-  return { subject: row.subject, scopes: row.scopes.split(' ').filter((scope) => scope !== ''), createdAt: row.created_at };
+  return { subject: row.subject, scopes: row.scopes.split(' ').filter((scope) => scope !== ''), groups: row.groups, createdAt: row.created_at };
 }
 
 export async function deleteWebSession(trx: DbTransaction, idHash: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { MemoryService } from '../memory/memory-service.js';
 import type { ImportItem, ImportRefusal, ImportSummary } from '../memory/types.js';
 import { ImportLineReader } from './import-format.js';
 import { fileLines } from './lines.js';
+import type { Caller } from '../spaces/spaces.js';
 
 /**
  * Longest line read: 1 MiB, or room for the longest text escaped (\uXXXX is 6 bytes a character) when MaxTextChars
@@ -28,10 +29,10 @@ export interface ImportFileOptions {
   readonly space?: string | undefined;
 }
 
-/** Imports a JSONL file (this service's export or an MCP memory server's memory.jsonl) into a space of the subject's. */
+/** Imports a JSONL file (this service's export or an MCP memory server's memory.jsonl) into a space of the caller's. */
 export async function importFile(
   service: MemoryService,
-  subject: string,
+  caller: Caller,
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   options: ImportFileOptions,
 ): Promise<ImportSummary> {
@@ -48,7 +49,7 @@ export async function importFile(
       else yield* reader.read(line.number, line.text);
     }
   }
-  return service.import(subject, items(), {
+  return service.import(caller, items(), {
     batchSize: options.batchSize,
     ...(options.streams === undefined ? {} : { streams: options.streams }),
     onBatch: (summary) => options.onProgress?.({ bytesRead, summary }),

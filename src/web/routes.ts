@@ -14,7 +14,7 @@ import type { MemoryService } from '../memory/memory-service.js';
 import { canonicalTags } from '../memory/tags.js';
 import type { Memory, MemoryFilters } from '../memory/types.js';
 import type { SpaceDetails, SpaceService } from '../spaces/space-service.js';
-import { PERSONAL_SPACE_ID, type AccessibleSpace, type SpaceRef } from '../spaces/spaces.js';
+import { PERSONAL_SPACE_ID, type AccessibleSpace, type Principal, type SpaceRef } from '../spaces/spaces.js';
 import { decodeCursor, encodeCursor } from '../tools/list-cursor.js';
 import { correctInput } from '../tools/correct.js';
 import { REASON_CHARS } from '../tools/forget.js';
@@ -43,6 +43,9 @@ import {
   welcomePage,
   withIdentity,
 } from './views.js';
+
+/** Who a page request acts for: the person, with the groups of the token they signed in with. */
+const callerOf = (session: Session): Principal => (session.groups.length === 0 ? { subject: session.subject } : { subject: session.subject, groups: session.groups });
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -208,7 +211,7 @@ export async function webRoutes(app: FastifyInstance, options: WebPageOptions): 
       // A new session id at every sign-in: a session cookie planted before it (by a same-site page) ends here.
       const planted = await sessions.current(request);
       if (planted !== undefined) await sessions.end(planted, reply);
-      await sessions.start(reply, auth.subject, auth.scopes);
+      await sessions.start(reply, auth.subject, auth.scopes, auth.groups ?? []);
       return reply.redirect(pending.next, 303);
     });
   });
@@ -253,7 +256,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
    */
   const spaceOf = async (session: Session, given: unknown): Promise<{ space: AccessibleSpace; spaces: AccessibleSpace[] }> => {
     const id = given === undefined || given === '' ? PERSONAL_SPACE_ID : given;
-    const spaces = await options.spaces.list(session.subject);
+    const spaces = await options.spaces.list(callerOf(session));
     const space = typeof id === 'string' ? spaces.find((candidate) => candidate.id === id) : undefined;
     if (space === undefined) throw notFound('space');
     return { space, spaces };
@@ -275,23 +278,23 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     }
     const filters: MemoryFilters = { ...NO_FILTERS, tags: tag === '' ? [] : [tag] };
     const after = request.query.after === undefined ? undefined : decodeCursor(request.query.after);
-    const tags = await memory.tags(session.subject, TAG_CHOICES, space.id);
+    const tags = await memory.tags(callerOf(session), TAG_CHOICES, space.id);
     const view = { csrf: session.csrf, space, spaces, tags, query, tag, notice: doneNotice(request.query.done, request.query.id), error };
     if (query !== '') {
       if ([...query].length > RECALL_LIMITS.queryChars) {
         return page(reply, 400, memoriesPage({ ...view, memories: [], nextHref: undefined, firstPage: true, error: `Search: at most ${RECALL_LIMITS.queryChars} characters` }));
       }
-      const found = await memory.recall(session.subject, { query, limit: SEARCH_LIMIT, maxChars: WHOLE_TEXTS, filters, spaces: [space.id] });
+      const found = await memory.recall(callerOf(session), { query, limit: SEARCH_LIMIT, maxChars: WHOLE_TEXTS, filters, spaces: [space.id] });
       return page(reply, 200, memoriesPage({ ...view, memories: found.memories, nextHref: undefined, firstPage: true }));
     }
-    const listed = await memory.list(session.subject, { limit: PAGE_SIZE, maxChars: WHOLE_TEXTS, after, includeExpired: true, filters, space: space.id });
+    const listed = await memory.list(callerOf(session), { limit: PAGE_SIZE, maxChars: WHOLE_TEXTS, after, includeExpired: true, filters, space: space.id });
     const nextHref = listed.next === undefined ? undefined : inSpace('/', space, { ...(tag === '' ? {} : { tag }), after: encodeCursor(listed.next) });
     return page(reply, 200, memoriesPage({ ...view, memories: listed.memories, nextHref, firstPage: after === undefined }));
   });
 
   scope.get<{ Params: { id: string }; Querystring: { done?: string; id?: string } }>('/memories/:id', async (request, reply) => {
     const session = who(request);
-    const found = await memory.get(session.subject, pathId(request.params.id));
+    const found = await memory.get(callerOf(session), pathId(request.params.id));
     const space = await spaceOfMemory(session, found);
     return page(reply, 200, memoryPage({ csrf: session.csrf, memory: found, space, form: storedForm(found), notice: doneNotice(request.query.done, request.query.id) }));
   });
@@ -299,7 +302,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
   scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/correct', async (request, reply) => {
     const session = who(request);
     const id = pathId(request.params.id);
-    const old = await memory.get(session.subject, id);
+    const old = await memory.get(callerOf(session), id);
     const space = await spaceOfMemory(session, old);
     const body = request.body;
     const form = { text: first(body, 'text') ?? '', tags: first(body, 'tags') ?? '', importance: first(body, 'importance') ?? '', reason: first(body, 'reason') ?? '' };
@@ -316,7 +319,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     const args = parsed.data;
     try {
       // What the form does not show is carried over: the tool would drop it, but a person editing the text did not mean to.
-      const result = await memory.correct(session.subject, id, {
+      const result = await memory.correct(callerOf(session), id, {
         text: args.text,
         tags: args.tags,
         importance: args.importance,
@@ -335,15 +338,15 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
 
   scope.post<{ Params: { id: string }; Body: Form }>('/memories/:id/confirm', async (request, reply) => {
     const id = pathId(request.params.id);
-    await memory.confirm(who(request).subject, id);
+    await memory.confirm(callerOf(who(request)), id);
     return reply.redirect(`/memories/${id}?done=confirmed`, 303);
   });
 
   scope.post<{ Params: { id: string }; Body: Form }>('/restatements/:id/separate', async (request, reply) => {
     const session = who(request);
-    const separated = await memory.separateRestatement(session.subject, pathId(request.params.id));
+    const separated = await memory.separateRestatement(callerOf(session), pathId(request.params.id));
     // Back to the list of the space it is in (a restatement names no space of its own).
-    const { space } = await memory.get(session.subject, separated.memoryId);
+    const { space } = await memory.get(callerOf(session), separated.memoryId);
     return reply.redirect(`${spaceHref('/', space, { done: 'separated', id: String(separated.memoryId) })}#memory-${separated.memoryId}`, 303);
   });
 
@@ -353,13 +356,13 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     const id = pathId(request.params.id);
     const reason = reasonField.safeParse(first(request.body, 'reason') || undefined);
     const refuse = async (message: string) => {
-      const found = await memory.get(session.subject, id);
+      const found = await memory.get(callerOf(session), id);
       return page(reply, 400, memoryPage({ csrf: session.csrf, memory: found, space: await spaceOfMemory(session, found), form: storedForm(found), error: message }));
     };
     if (!reason.success) return refuse(`Why: ${describeZodError(reason.error)}`);
     let forgotten: SpaceRef;
     try {
-      forgotten = (await memory.forget(session.subject, id, reason.data)).space;
+      forgotten = (await memory.forget(callerOf(session), id, reason.data)).space;
     } catch (error) {
       if (!isRefusal(error)) throw error;
       return refuse(fieldMessage(error, { note: 'Why' }));
@@ -372,7 +375,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     const { space, spaces } = await spaceOf(session, request.query.space);
     const cursor = request.query.after === undefined ? undefined : decodeCursor(request.query.after);
     const after = cursor === undefined ? undefined : { tombstonedAt: cursor.createdAt, id: cursor.id };
-    const result = await memory.tombstones(session.subject, { after, limit: PAGE_SIZE, space: space.id });
+    const result = await memory.tombstones(callerOf(session), { after, limit: PAGE_SIZE, space: space.id });
     const next = result.next === undefined ? undefined : inSpace('/history', space, { after: encodeCursor({ createdAt: result.next.tombstonedAt, id: result.next.id }) });
     return page(
       reply,
@@ -385,7 +388,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     const session = who(request);
     const id = pathId(request.params.id);
     const { space } = await spaceOf(session, first(request.body, 'space'));
-    await memory.eraseTombstones(session.subject, id, space.id);
+    await memory.eraseTombstones(callerOf(session), id, space.id);
     return reply.redirect(inSpace('/history', space, { done: 'erased', id: String(id) }), 303);
   });
 
@@ -393,17 +396,17 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     const session = who(request);
     const { space, spaces } = await spaceOf(session, first(request.body, 'space'));
     if (first(request.body, 'confirm') !== 'yes') {
-      const result = await memory.tombstones(session.subject, { after: undefined, limit: PAGE_SIZE, space: space.id });
+      const result = await memory.tombstones(callerOf(session), { after: undefined, limit: PAGE_SIZE, space: space.id });
       return page(reply, 400, historyPage({ csrf: session.csrf, space, spaces, tombstones: result.tombstones, nextHref: undefined, firstPage: true, error: 'Tick “Erase all of them” to confirm.' }));
     }
-    const erased = await memory.eraseTombstones(session.subject, undefined, space.id);
+    const erased = await memory.eraseTombstones(callerOf(session), undefined, space.id);
     return reply.redirect(inSpace('/history', space, { done: 'erased-all', id: String(erased) }), 303);
   });
 
   scope.get<{ Querystring: { space?: string } }>('/data', async (request, reply) => {
     const session = who(request);
     const { space, spaces } = await spaceOf(session, request.query.space);
-    return page(reply, 200, dataPage({ csrf: session.csrf, space, spaces, importMaxBytes: options.importMaxBytes, usage: space.personal ? await memory.usage(session.subject) : undefined }));
+    return page(reply, 200, dataPage({ csrf: session.csrf, space, spaces, importMaxBytes: options.importMaxBytes, usage: space.personal ? await memory.usage(callerOf(session)) : undefined }));
   });
 
   scope.get<{ Querystring: { space?: string } }>('/data/export', async (request, reply) => {
@@ -415,7 +418,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
     return reply
       .header('content-type', 'application/jsonl; charset=utf-8')
       .header('content-disposition', `attachment; filename="memory-service-export${named}-${day}.jsonl"`)
-      .send(Readable.from(exportLines(memory.exportRecords(session.subject, space.id))));
+      .send(Readable.from(exportLines(memory.exportRecords(callerOf(session), space.id))));
   });
 
   scope.post('/data/import', { config: { webFileUpload: true } }, async (request, reply) => {
@@ -483,7 +486,7 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
         return dataError(503, `The service is already running ${IMPORTS_AT_ONCE} imports, the most it runs at once: try again in a minute. Nothing was imported.`);
       }
       if (file === undefined || file.length === 0) return dataError(400, 'Choose a file to import (the one chosen is empty).');
-      const summary = await importFile(memory, session.subject, [file], {
+      const summary = await importFile(memory, callerOf(session), [file], {
         maxTextChars: options.maxTextChars,
         maxLines: IMPORT_MAX_LINES,
         batchSize: IMPORT_BATCH,
@@ -497,17 +500,17 @@ function routesForSignedIn(scope: FastifyInstance, options: WebPageOptions, sess
 
   scope.get('/data/delete', async (request, reply) => {
     const session = who(request);
-    return page(reply, 200, deletePage({ csrf: session.csrf, counts: await memory.counts(session.subject) }));
+    return page(reply, 200, deletePage({ csrf: session.csrf, counts: await memory.counts(callerOf(session)) }));
   });
 
   scope.post<{ Body: Form }>('/data/delete', async (request, reply) => {
     const session = who(request);
     if ((first(request.body, 'confirm') ?? '').trim().toLowerCase() !== 'delete') {
-      return page(reply, 400, deletePage({ csrf: session.csrf, counts: await memory.counts(session.subject), error: 'Type “delete” to confirm. Nothing was deleted.' }));
+      return page(reply, 400, deletePage({ csrf: session.csrf, counts: await memory.counts(callerOf(session)), error: 'Type “delete” to confirm. Nothing was deleted.' }));
     }
     // Tokens first: were the data erased first and this failed, a client could still write under a token thought gone.
     await options.revokeSubject?.(session.subject);
-    await memory.eraseEverything(session.subject);
+    await memory.eraseEverything(callerOf(session));
     sessions.clearCookie(reply, sessions.cookieName);
     return reply.redirect('/?deleted=1', 303);
   });
@@ -553,24 +556,24 @@ function spaceRoutes(scope: FastifyInstance, options: WebPageOptions, who: (requ
 
   scope.get<{ Querystring: { done?: string } }>('/spaces', async (request, reply) => {
     const session = who(request);
-    return page(reply, 200, spacesPage({ csrf: session.csrf, spaces: await spaces.list(session.subject), notice: doneNotice(request.query.done, undefined) }));
+    return page(reply, 200, spacesPage({ csrf: session.csrf, spaces: await spaces.list(callerOf(session)), notice: doneNotice(request.query.done, undefined) }));
   });
 
   scope.post<{ Body: Form }>('/spaces', async (request, reply) => {
     const session = who(request);
     const name = first(request.body, 'name') ?? '';
     try {
-      const made = await spaces.create(session.subject, name);
+      const made = await spaces.create(callerOf(session), name);
       return reply.redirect(`/spaces/${made.id}?done=space-made`, 303);
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      return page(reply, 400, spacesPage({ csrf: session.csrf, spaces: await spaces.list(session.subject), name, error: capitalised(error.message) }));
+      return page(reply, 400, spacesPage({ csrf: session.csrf, spaces: await spaces.list(callerOf(session)), name, error: capitalised(error.message) }));
     }
   });
 
   scope.get<{ Params: { id: string }; Querystring: { done?: string } }>('/spaces/:id', async (request, reply) => {
     const session = who(request);
-    const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+    const space = await spaces.details(callerOf(session), pathSpaceId(request.params.id));
     return page(reply, 200, spacePage({ csrf: session.csrf, space, groupClaim: options.membershipClaim, personLabel, notice: doneNotice(request.query.done, undefined) }));
   });
 
@@ -578,7 +581,7 @@ function spaceRoutes(scope: FastifyInstance, options: WebPageOptions, who: (requ
   const change = (path: string, act: (session: Session, space: SpaceDetails, body: Form) => Promise<string>) =>
     scope.post<{ Params: { id: string }; Body: Form }>(`/spaces/:id/${path}`, async (request, reply) => {
       const session = who(request);
-      const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+      const space = await spaces.details(callerOf(session), pathSpaceId(request.params.id));
       try {
         return reply.redirect(await act(session, space, request.body), 303);
       } catch (error) {
@@ -590,51 +593,51 @@ function spaceRoutes(scope: FastifyInstance, options: WebPageOptions, who: (requ
   const member = (body: Form): string => first(body, 'member') ?? '';
 
   change('rename', async (session, space, body) => {
-    await spaces.rename(session.subject, space.id, first(body, 'name') ?? '');
+    await spaces.rename(callerOf(session), space.id, first(body, 'name') ?? '');
     return `/spaces/${space.id}?done=renamed`;
   });
   change('share', async (session, space, body) => {
-    await spaces.share(session.subject, space.id, first(body, 'person') ?? '', memberRole(first(body, 'role')));
+    await spaces.share(callerOf(session), space.id, first(body, 'person') ?? '', memberRole(first(body, 'role')));
     return `/spaces/${space.id}?done=shared`;
   });
   change('members/role', async (session, space, body) => {
-    await spaces.setRole(session.subject, space.id, member(body), memberRole(first(body, 'role')));
+    await spaces.setRole(callerOf(session), space.id, member(body), memberRole(first(body, 'role')));
     return `/spaces/${space.id}?done=role-changed`;
   });
   change('members/remove', async (session, space, body) => {
-    await spaces.removeMember(session.subject, space.id, member(body));
+    await spaces.removeMember(callerOf(session), space.id, member(body));
     return `/spaces/${space.id}?done=removed`;
   });
   change('transfer', async (session, space, body) => {
-    await spaces.transfer(session.subject, space.id, member(body));
+    await spaces.transfer(callerOf(session), space.id, member(body));
     return `/spaces/${space.id}?done=handed-on`;
   });
   change('group', async (session, space, body) => {
     if (options.membershipClaim === undefined) throw invalidInput('a group can be linked only when OAuthMembershipClaim is set');
     const group = (first(body, 'group') ?? '').trim();
-    await spaces.setGroup(session.subject, space.id, group === '' ? undefined : { name: group, role: memberRole(first(body, 'role')) });
+    await spaces.setGroup(callerOf(session), space.id, group === '' ? undefined : { name: group, role: memberRole(first(body, 'role')) });
     return `/spaces/${space.id}?done=group`;
   });
   change('leave', async (session, space) => {
-    await spaces.leave(session.subject, space.id);
+    await spaces.leave(callerOf(session), space.id);
     return '/spaces?done=left';
   });
 
   scope.get<{ Params: { id: string } }>('/spaces/:id/delete', async (request, reply) => {
     const session = who(request);
-    const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+    const space = await spaces.details(callerOf(session), pathSpaceId(request.params.id));
     if (space.role !== 'owner') throw forbidden(`only the owner of space "${space.name}" may delete it`);
-    return page(reply, 200, spaceDeletePage({ csrf: session.csrf, space, counts: await options.memory.counts(session.subject, space.id) }));
+    return page(reply, 200, spaceDeletePage({ csrf: session.csrf, space, counts: await options.memory.counts(callerOf(session), space.id) }));
   });
 
   scope.post<{ Params: { id: string }; Body: Form }>('/spaces/:id/delete', async (request, reply) => {
     const session = who(request);
-    const space = await spaces.details(session.subject, pathSpaceId(request.params.id));
+    const space = await spaces.details(callerOf(session), pathSpaceId(request.params.id));
     try {
-      await spaces.delete(session.subject, space.id, first(request.body, 'confirm') ?? '');
+      await spaces.delete(callerOf(session), space.id, first(request.body, 'confirm') ?? '');
     } catch (error) {
       if (!isServiceError(error) || error.code !== 'INVALID_INPUT') throw error;
-      const counts = await options.memory.counts(session.subject, space.id);
+      const counts = await options.memory.counts(callerOf(session), space.id);
       return page(reply, 400, spaceDeletePage({ csrf: session.csrf, space, counts, error: `${capitalised(error.message)}. Nothing was deleted.` }));
     }
     return reply.redirect('/spaces?done=space-deleted', 303);

@@ -8,6 +8,8 @@ import { deleteWebSession, insertWebSession, pruneWebSessions, useWebSession } f
 export interface Session {
   readonly subject: string;
   readonly scopes: readonly string[];
+  /** The membership claim's values of the sign-in's token: spaces shared with a group reach the page too. */
+  readonly groups: readonly string[];
   readonly createdAt: Date;
   /** The token every form of this session carries. */
   readonly csrf: string;
@@ -54,11 +56,11 @@ export class WebSessions {
   }
 
   /** Signs `subject` in: a new session row and its cookie; also tidies ended sessions away. */
-  async start(reply: FastifyReply, subject: string, scopes: readonly string[]): Promise<void> {
+  async start(reply: FastifyReply, subject: string, scopes: readonly string[], groups: readonly string[] = []): Promise<void> {
     const id = randomBytes(32).toString('base64url');
     const key = await this.#key();
     await this.#options.db.withoutSubject('starting a web session', async (trx) => {
-      await insertWebSession(trx, { idHash: hash(key, id), subject, scopes, expiresAt: new Date(Date.now() + SESSION_MAX_SECONDS * 1000) });
+      await insertWebSession(trx, { idHash: hash(key, id), subject, scopes, groups, expiresAt: new Date(Date.now() + SESSION_MAX_SECONDS * 1000) });
       await pruneWebSessions(trx, subject, { idleSeconds: SESSION_IDLE_SECONDS, keep: SESSIONS_PER_SUBJECT, limit: SWEEP_LIMIT });
     });
     this.setCookie(reply, this.cookieName, id, undefined);

@@ -14,8 +14,8 @@ export interface ExternalIssuer {
   readonly jwksFetches: number;
   /** A client-credentials token; `client` names which of the issuer's two robots asks (their `sub`). */
   token(options?: { resource?: string; scope?: string; client?: RobotName }): Promise<string>;
-  /** The `groups` claim of the robot's tokens from now on (none: no claim), as a directory's group change. */
-  setGroups(client: RobotName, groups: readonly string[] | undefined): void;
+  /** The `groups` claim of the tokens of client `client` (a robot, or the page's web client) from now on (none: no claim), as a directory's group change. */
+  setGroups(client: string, groups: readonly string[] | undefined): void;
   /** A new signing key becomes current; the old one stays published for tokens already out. */
   rotate(): void;
   close(): Promise<void>;

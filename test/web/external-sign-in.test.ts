@@ -5,6 +5,7 @@ import { engines } from '../helpers/engines.js';
 import { freePort, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { screenshot } from '../helpers/web-page.js';
 import { startExternalIssuer, type ExternalIssuer } from '../oauth/external-issuer.js';
+import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
 
 const skip = browserSkipReason();
 if (skip !== undefined) console.warn(skip);
@@ -31,6 +32,7 @@ describe.skipIf(skip !== undefined).each(engines)('the web page with an external
         MEMORY_SERVICE_OAUTH_AUTHORIZATION_SERVER: external.issuer,
         MEMORY_SERVICE_WEB_CLIENT_ID: WEB_CLIENT.clientId,
         MEMORY_SERVICE_WEB_CLIENT_SECRET: WEB_CLIENT.clientSecret,
+        MEMORY_SERVICE_OAUTH_MEMBERSHIP_CLAIM: 'groups',
       },
     });
     chromium = await launchChromium();
@@ -78,6 +80,36 @@ describe.skipIf(skip !== undefined).each(engines)('the web page with an external
     expect(await page.content()).not.toContain('charges at night');
     const exported = await (await page.request.get(`${server.url}/data/export`)).text();
     expect(exported.trimEnd().split('\n')).toHaveLength(1);
+    await context.close();
+  });
+
+  it('shows a space reached through the sign-in token\'s group, read-only for a reader, and not once the group is gone', async () => {
+    const spaces = new SpaceService(server.service.db, SUBJECTS_AS_NAMES);
+    const household = await spaces.create('robot', 'Household');
+    await spaces.setGroup('robot', household.id, { name: 'household', role: 'reader' });
+    const robot = await external.token();
+    expect((await server.call(robot, 'remember', { text: 'The bins go out on Tuesday', space: household.id })).isError).toBe(false);
+    // The page's own tokens (its client's) carry the group, as a directory would for erin.
+    external.setGroups(WEB_CLIENT.clientId, ['household']);
+    try {
+      const { context, page } = await signIn('erin');
+      await page.waitForURL(`${server.url}/`);
+      await page.goto(`${server.url}/spaces`);
+      expect(await page.content()).toContain('Household');
+      await page.goto(`${server.url}/?space=${encodeURIComponent(household.id)}`);
+      expect(await page.locator('ol.memories .memory-text').allTextContents()).toEqual(['The bins go out on Tuesday']);
+      // A reader: no control that changes the space's memories.
+      expect(await page.locator('form[action*="/forget"]').count()).toBe(0);
+      await context.close();
+    } finally {
+      external.setGroups(WEB_CLIENT.clientId, undefined);
+    }
+    // A new sign-in without the group reaches nothing of it.
+    const { context, page } = await signIn('erin');
+    await page.waitForURL(`${server.url}/`);
+    const response = await page.request.get(`${server.url}/?space=${encodeURIComponent(household.id)}`);
+    expect(response.status()).toBe(404);
+    expect(await response.text()).not.toContain('bins go out');
     await context.close();
   });
 
