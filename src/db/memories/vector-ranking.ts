@@ -11,6 +11,15 @@ import { subjectSizeQuery, toSubjectSize, type SubjectSize, type SubjectSizeRow 
  * depth / share index tuples, and the exact scan of the candidates is the cheaper of two slow options.
  */
 const MIN_INDEX_SHARE = 0.01;
+/**
+ * A counted candidate set of n rows (up to twice ExactScanLimit) in a table of N is still ranked exactly while
+ * n² < WALK_BREAK_EVEN × N. The walk reads about depth / (n / N) tuples, the exact scan n rows: at 100k rows the
+ * exact scan of 6,000 candidates took 19.4 ms where the walk took 41.5 ms (three spaces of 2,000,
+ * bench/spaces.ts), and the walk of a 100k subject 3.7 ms against 55 ms: break-even near 8,800 of 100k; this puts
+ * it at 7,000 (√(490 × N)).
+ */
+const WALK_BREAK_EVEN = 490;
+const COUNTED_EXACT_FACTOR = 2;
 
 export type VectorPlan = 'exact' | 'hnsw';
 
@@ -112,7 +121,7 @@ export async function vectorRanking<T = never>(
   const candidates = knownLarge ? options.size.memories : limit + 1;
   // Applied with the size when it showed the subject this large; restored by whichever statement ranks next.
   const applied = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
-  if (walksIndex(vector, candidates, options.size)) {
+  if (walksIndex(vector, candidates, options.size, knownLarge ? limit : undefined)) {
     const before = applied ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
     const { rows } = await prepared(hnswQuery(where, vector, depth, before, options.passages)).execute(trx);
     if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw', alongside: found };
@@ -181,9 +190,16 @@ export async function walkIndexWith<T>(
   return { ids: await exactRanking(trx, where, vector, depth, true), plan: 'exact', alongside: others };
 }
 
-/** Whether a candidate set of this size is ranked by walking the index (see vectorRanking). */
-function walksIndex(vector: StoredVector, candidates: number, size: SubjectSize): boolean {
-  return isIndexable(vector.dimensions) && shareOfTable(candidates, size.tableRows) >= MIN_INDEX_SHARE;
+/**
+ * Whether a candidate set of this size is ranked by walking the index (see vectorRanking). `countedAbove`: the
+ * size is the candidates' exact number (subject_stats, no filters), above this ExactScanLimit; undefined when it
+ * is a lower bound from a capped probe, which may stand for many more rows.
+ */
+function walksIndex(vector: StoredVector, candidates: number, size: SubjectSize, countedAbove: number | undefined): boolean {
+  if (!isIndexable(vector.dimensions) || shareOfTable(candidates, size.tableRows) < MIN_INDEX_SHARE) return false;
+  const exactStillCheaper =
+    countedAbove !== undefined && candidates <= COUNTED_EXACT_FACTOR * countedAbove && size.tableRows > 0 && candidates * candidates < WALK_BREAK_EVEN * size.tableRows;
+  return !exactStillCheaper;
 }
 
 /**
@@ -192,7 +208,7 @@ function walksIndex(vector: StoredVector, candidates: number, size: SubjectSize)
  * index itself in a statement of its own (hnswQuery) restores them there. Undefined when vectorRanking would not.
  */
 export function walkAtOnce(size: RankingSize, vector: StoredVector, exactScanLimit: number): PlannerSettings | undefined {
-  return size.memories > exactScanLimit && walksIndex(vector, size.memories, size) ? size.walkSettings : undefined;
+  return size.memories > exactScanLimit && walksIndex(vector, size.memories, size, exactScanLimit) ? size.walkSettings : undefined;
 }
 
 /** subjectSize, with the index walk's settings when they were applied in the same statement. */
