@@ -1,4 +1,6 @@
+import { lockSubjectForWrite } from './memories/write-lock.js';
 import type { DbTransaction } from './schema.js';
+import { deleteSpaceRow } from './spaces.js';
 
 /** How many rows of each kind went (memory_terms rows go with their memories). */
 export interface ErasedRows {
@@ -18,6 +20,16 @@ export async function eraseSubject(trx: DbTransaction, subject: string): Promise
   const erased = await eraseSpace(trx, subject);
   const webSessions = await trx.deleteFrom('web_sessions').where('subject', '=', subject).executeTakeFirst();
   return { ...erased, webSessions: Number(webSessions.numDeletedRows) };
+}
+
+/**
+ * Deletes a shared space whole, under its write lock: everything it holds (eraseSpace), then its row in `spaces`
+ * (its members go with it). Undefined when the transaction found no such space to delete.
+ */
+export async function eraseSharedSpace(trx: DbTransaction, key: string): Promise<ErasedRows | undefined> {
+  await lockSubjectForWrite(trx, key);
+  const erased = await eraseSpace(trx, key);
+  return (await deleteSpaceRow(trx, key)) ? erased : undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { eraseSpace, eraseSubject } from '../db/erase-subject.js';
+import { eraseSharedSpace, eraseSubject } from '../db/erase-subject.js';
 import { briefCandidates, recordRecalls } from '../db/memories/brief.js';
 import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones } from '../db/memories/memories.js';
 import { listPage } from '../db/memories/list-page.js';
@@ -10,13 +10,13 @@ import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from
 import { exportMemoryPage } from '../db/memories/transfer.js';
 import { deleteRestatement, insertRestatement, readRestatement, restatementsOf } from '../db/memories/restatements.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
-import { deleteSpaceRow, ownedSpaceKeys, removeMemberships, spaceOfRow } from '../db/spaces.js';
+import { ownedSpaceKeys, removeMemberships, spaceOfRow } from '../db/spaces.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, forbidden, notFound } from '../errors.js';
-import { resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
+import { resolveSpace, resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
 import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
@@ -108,8 +108,6 @@ function spaceLookup(spaces: readonly AccessibleSpace[]): (key: string) => Space
   return (key) => byKey.get(key) ?? { id: key, name: key };
 }
 
-const optional = (space: string | undefined): readonly string[] | undefined => (space === undefined ? undefined : [space]);
-
 const addErased = (a: ErasedRows, b: ErasedRows): ErasedRows => ({
   memories: a.memories + b.memories,
   restatements: a.restatements + b.restatements,
@@ -139,8 +137,8 @@ export class MemoryService {
     const threshold = this.#options.nearDuplicateThreshold;
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     const { result, termsPending, subject } = await this.#options.db.withSubject(principal, 'storing the memory', async (trx) => {
-      const [target] = await resolveSpaces(trx, principal, space === undefined ? undefined : [space], 'write');
-      const subject = target!.key;
+      const target = await resolveSpace(trx, principal, space, 'write');
+      const subject = target.key;
       const author = subject === principal.subject ? undefined : principal.subject;
       // The near-duplicate check takes the space's write lock in its first statement.
       if (policy === 'insert') await lockSubjectForWrite(trx, subject);
@@ -170,7 +168,7 @@ export class MemoryService {
           matchedText: best.candidate.text,
           nearDuplicates: near,
           previouslyCorrected: [],
-          space: refOf(target!),
+          space: refOf(target),
         };
         return { result: found, termsPending: false, subject };
       }
@@ -182,7 +180,7 @@ export class MemoryService {
         matchedText: undefined,
         nearDuplicates: near,
         previouslyCorrected: inserted.tombstones,
-        space: refOf(target!),
+        space: refOf(target),
       };
       return { result: stored, termsPending: inserted.termsPending, subject };
     });
@@ -291,23 +289,23 @@ export class MemoryService {
    */
   async brief(caller: Caller, maxChars: number, space?: string): Promise<Brief> {
     return this.#options.db.withSubject(caller, 'reading the brief', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
-      const candidates = await briefCandidates(trx, target!.key, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);
-      return composeBrief(candidates, await subjectMemoryCount(trx, target!.key), maxChars, new Date(), refOf(target!));
+      const target = await resolveSpace(trx, caller, space, 'read');
+      const candidates = await briefCandidates(trx, target.key, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);
+      return composeBrief(candidates, await subjectMemoryCount(trx, target.key), maxChars, new Date(), refOf(target));
     }, { readOnly: true });
   }
 
   /** One page of a space's memories (personal by default), newest first. */
   async list(caller: Caller, request: ListRequest): Promise<ListResult> {
     return this.#options.db.withSubject(caller, 'listing memories', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(request.space), 'read');
-      const subject = target!.key;
+      const target = await resolveSpace(trx, caller, request.space, 'read');
+      const subject = target.key;
       const rows = await listPage(trx, subject, request, request.limit + 1);
       const { kept, cut } = fitToBudget(rows.slice(0, request.limit), request.maxChars);
       const more = cut || rows.length > request.limit;
       const restatements = await restatementsOf(trx, subject, kept.map(({ row }) => row.id));
       return {
-        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated, refOf(target!)), restatements: restatements.get(row.id) ?? [] })),
+        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated, refOf(target)), restatements: restatements.get(row.id) ?? [] })),
         next: more ? kept.at(-1)?.row.position : undefined,
         cutByBudget: cut,
       };
@@ -440,8 +438,8 @@ export class MemoryService {
   /** What a space keeps (personal by default), and the most it may (0: no limit). */
   async usage(caller: Caller, space?: string): Promise<{ readonly used: SubjectUsage; readonly quota: SubjectQuota }> {
     const used = await this.#options.db.withSubject(caller, 'reading usage', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
-      return subjectUsage(trx, target!.key);
+      const target = await resolveSpace(trx, caller, space, 'read');
+      return subjectUsage(trx, target.key);
     });
     return { used, quota: this.#quota };
   }
@@ -449,24 +447,24 @@ export class MemoryService {
   /** How many memories (expired ones included) and tombstones a space has (personal by default). */
   async counts(caller: Caller, space?: string): Promise<{ memories: number; tombstones: number }> {
     return this.#options.db.withSubject(caller, 'counting memories', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
-      return { memories: await subjectMemoryCount(trx, target!.key), tombstones: await countTombstones(trx, target!.key) };
+      const target = await resolveSpace(trx, caller, space, 'read');
+      return { memories: await subjectMemoryCount(trx, target.key), tombstones: await countTombstones(trx, target.key) };
     });
   }
 
   /** The tags of a space's live memories (personal by default), most used first. */
   async tags(caller: Caller, limit: number, space?: string): Promise<TagCount[]> {
     return this.#options.db.withSubject(caller, 'reading tags', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(space), 'read');
-      return tagCounts(trx, target!.key, limit);
+      const target = await resolveSpace(trx, caller, space, 'read');
+      return tagCounts(trx, target.key, limit);
     });
   }
 
   /** One page of what was corrected or forgotten in a space (personal by default), newest first. */
   async tombstones(caller: Caller, request: { readonly after: TombstonePosition | undefined; readonly limit: number; readonly space?: string | undefined }): Promise<TombstonePage> {
     return this.#options.db.withSubject(caller, 'listing tombstones', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(request.space), 'read');
-      const rows = await tombstonePage(trx, target!.key, { after: request.after, order: 'newest', rows: request.limit + 1 });
+      const target = await resolveSpace(trx, caller, request.space, 'read');
+      const rows = await tombstonePage(trx, target.key, { after: request.after, order: 'newest', rows: request.limit + 1 });
       const page = rows.slice(0, request.limit);
       return { tombstones: page, next: rows.length > request.limit ? page.at(-1)?.position : undefined };
     });
@@ -478,9 +476,9 @@ export class MemoryService {
    */
   async eraseTombstones(caller: Caller, memoryId: number | undefined, space?: string): Promise<number> {
     return this.#options.db.withSubject(caller, 'erasing tombstones', async (trx) => {
-      const [target] = await resolveSpaces(trx, caller, optional(space), 'write');
-      await lockSubjectForWrite(trx, target!.key);
-      const erased = await eraseTombstones(trx, target!.key, memoryId);
+      const target = await resolveSpace(trx, caller, space, 'write');
+      await lockSubjectForWrite(trx, target.key);
+      const erased = await eraseTombstones(trx, target.key, memoryId);
       if (memoryId !== undefined && erased === 0) throw notFound(`tombstone of memory ${memoryId}`);
       return erased;
     });
@@ -498,11 +496,10 @@ export class MemoryService {
       await lockSubjectForWrite(trx, subject);
       const owned = await ownedSpaceKeys(trx, subject);
       let erased = await eraseSubject(trx, subject);
+      // The spaces themselves too (their members with them): left behind, each would be an empty space of nobody's.
       for (const key of owned) {
-        await lockSubjectForWrite(trx, key);
-        erased = addErased(erased, await eraseSpace(trx, key));
-        // The space itself too (its members with it): left behind, it would be an empty space of nobody's.
-        await deleteSpaceRow(trx, key);
+        const gone = await eraseSharedSpace(trx, key);
+        if (gone !== undefined) erased = addErased(erased, gone);
       }
       await removeMemberships(trx, subject);
       return erased;
@@ -515,7 +512,7 @@ export class MemoryService {
    */
   async *exportRecords(caller: Caller, space?: string): AsyncGenerator<ExportRecord> {
     const { db } = this.#options;
-    const subject = (await db.withSubject(caller, 'finding the space', (trx) => resolveSpaces(trx, caller, optional(space), 'read'), { readOnly: true }))[0]!.key;
+    const { key: subject } = await db.withSubject(caller, 'finding the space', (trx) => resolveSpace(trx, caller, space, 'read'), { readOnly: true });
     let after: ListPosition | undefined;
     for (;;) {
       const page = await db.withSubject(caller, 'exporting memories', (trx) => exportMemoryPage(trx, subject, after, EXPORT_BATCH));
@@ -537,7 +534,7 @@ export class MemoryService {
   /** Imports memories and tombstones read from a file (see import.ts) into a space (personal by default); never throws for a refused item. */
   async import(caller: Caller, items: AsyncIterable<ImportItem>, options: ImportOptions, space?: string): Promise<ImportSummary> {
     const principal = toPrincipal(caller);
-    const target = (await this.#options.db.withSubject(principal, 'finding the space', (trx) => resolveSpaces(trx, principal, optional(space), 'write'), { readOnly: true }))[0]!;
+    const target = await this.#options.db.withSubject(principal, 'finding the space', (trx) => resolveSpace(trx, principal, space, 'write'), { readOnly: true });
     return importItems(this.#options.db, this.#options.embedder, { principal, space: target.key }, items, { ...options, quota: this.#quota });
   }
 
@@ -551,8 +548,8 @@ export class MemoryService {
     if (row === undefined) throw notFound(`memory ${memoryId}`);
     const found = toAccessible(row, principal.subject);
     if (space !== undefined) {
-      const [named] = await resolveSpaces(trx, principal, [space], 'read');
-      if (named!.key !== found.key) throw notFound(`memory ${memoryId} in space ${JSON.stringify(space)}`);
+      const named = await resolveSpace(trx, principal, space, 'read');
+      if (named.key !== found.key) throw notFound(`memory ${memoryId} in space ${JSON.stringify(space)}`);
     }
     if (need === 'write' && found.role === 'reader') throw forbidden(`you may read space "${found.name}" but not change it (your role there is reader)`);
     return found;

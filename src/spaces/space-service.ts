@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { eraseSpace, type ErasedRows } from '../db/erase-subject.js';
+import { eraseSharedSpace, type ErasedRows } from '../db/erase-subject.js';
 import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import type { DatabaseHandle } from '../db/open-database.js';
 import type { DbTransaction } from '../db/schema.js';
 import {
-  deleteSpaceRow,
   insertSpace,
   putMember,
   removeMember,
@@ -19,7 +18,7 @@ import { forbidden, invalidInput, notFound } from '../errors.js';
 import {
   accessibleSpaces,
   normaliseSpaceName,
-  resolveSpaces,
+  resolveSpace,
   SPACE_KEY_PREFIX,
   spaceNameProblem,
   toPrincipal,
@@ -86,8 +85,8 @@ export class SpaceService {
   /** One space with its members (any member may see who else is in it). */
   async details(caller: Caller, selector: string): Promise<SpaceDetails> {
     return this.#db.withSubject(caller, 'reading the space', async (trx) => {
-      const [space] = await resolveSpaces(trx, caller, [selector], 'read');
-      return this.#details(trx, space!);
+      const space = await resolveSpace(trx, caller, selector, 'read');
+      return this.#details(trx, space);
     }, { readOnly: true });
   }
 
@@ -95,11 +94,8 @@ export class SpaceService {
     const { subject } = toPrincipal(caller);
     const wanted = checkedName(name);
     return this.#db.withSubject(caller, 'making the space', async (trx) => {
-      // One owner's spaces are made one at a time: the count and the name check hold until the insert.
-      await lockSubjectForWrite(trx, subject);
-      const owned = (await accessibleSpaces(trx, caller)).filter((space) => !space.personal && space.role === 'owner');
+      const owned = await this.#ownedNamedApart(trx, caller, wanted, undefined);
       if (owned.length >= MAX_OWNED_SPACES) throw invalidInput(`you may own at most ${MAX_OWNED_SPACES} spaces; delete one first`);
-      if (owned.some((space) => space.name.toLowerCase() === wanted.toLowerCase())) throw invalidInput(`you already have a space named ${JSON.stringify(wanted)}`);
       const key = newSpaceKey();
       await insertSpace(trx, { key, name: wanted, owner: subject });
       return { id: key, key, name: wanted, role: 'owner', personal: false };
@@ -109,10 +105,7 @@ export class SpaceService {
   async rename(caller: Caller, selector: string, name: string): Promise<void> {
     const wanted = checkedName(name);
     await this.#asOwner(caller, selector, 'renaming the space', async (trx, space) => {
-      const { subject } = toPrincipal(caller);
-      await lockSubjectForWrite(trx, subject);
-      const others = (await accessibleSpaces(trx, caller)).filter((other) => !other.personal && other.role === 'owner' && other.key !== space.key);
-      if (others.some((other) => other.name.toLowerCase() === wanted.toLowerCase())) throw invalidInput(`you already have a space named ${JSON.stringify(wanted)}`);
+      await this.#ownedNamedApart(trx, caller, wanted, space.key);
       if (!(await renameSpace(trx, space.key, wanted))) throw notFound(`space ${JSON.stringify(selector)}`);
     });
   }
@@ -152,10 +145,10 @@ export class SpaceService {
   async leave(caller: Caller, selector: string): Promise<void> {
     const { subject } = toPrincipal(caller);
     await this.#db.withSubject(caller, 'leaving the space', async (trx) => {
-      const [space] = await resolveSpaces(trx, caller, [selector], 'read');
-      if (space!.personal) throw invalidInput('you cannot leave your personal space');
-      if (space!.role === 'owner') throw forbidden('the owner cannot leave a space; hand it on to a member first, or delete it');
-      if (!(await removeMember(trx, space!.key, subject))) {
+      const space = await resolveSpace(trx, caller, selector, 'read');
+      if (space.personal) throw invalidInput('you cannot leave your personal space');
+      if (space.role === 'owner') throw forbidden('the owner cannot leave a space; hand it on to a member first, or delete it');
+      if (!(await removeMember(trx, space.key, subject))) {
         throw forbidden('you are in this space through your organisation\'s group, which only the space\'s owner can change');
       }
     });
@@ -197,19 +190,29 @@ export class SpaceService {
       if (normaliseSpaceName(confirmName).toLowerCase() !== space.name.toLowerCase()) {
         throw invalidInput(`type the space's name, ${JSON.stringify(space.name)}, to delete it`);
       }
-      await lockSubjectForWrite(trx, space.key);
-      const erased = await eraseSpace(trx, space.key);
-      if (!(await deleteSpaceRow(trx, space.key))) throw notFound(`space ${JSON.stringify(selector)}`);
+      const erased = await eraseSharedSpace(trx, space.key);
+      if (erased === undefined) throw notFound(`space ${JSON.stringify(selector)}`);
       return erased;
     });
   }
 
+  /**
+   * The spaces the caller owns but `except`, under the caller's write lock (one owner's spaces are made and
+   * renamed one at a time, so the check holds until the change commits); INVALID_INPUT when one is named `name`.
+   */
+  async #ownedNamedApart(trx: DbTransaction, caller: Caller, name: string, except: string | undefined): Promise<AccessibleSpace[]> {
+    await lockSubjectForWrite(trx, toPrincipal(caller).subject);
+    const owned = (await accessibleSpaces(trx, caller)).filter((space) => !space.personal && space.role === 'owner' && space.key !== except);
+    if (owned.some((space) => space.name.toLowerCase() === name.toLowerCase())) throw invalidInput(`you already have a space named ${JSON.stringify(name)}`);
+    return owned;
+  }
+
   async #asOwner<T>(caller: Caller, selector: string, activity: string, fn: (trx: DbTransaction, space: AccessibleSpace) => Promise<T>): Promise<T> {
     return this.#db.withSubject(caller, activity, async (trx) => {
-      const [space] = await resolveSpaces(trx, caller, [selector], 'read');
-      if (space!.personal) throw invalidInput('your personal space is yours alone: make a space to share');
-      if (space!.role !== 'owner') throw forbidden(`only the owner of space "${space!.name}" may change it or its members`);
-      return fn(trx, space!);
+      const space = await resolveSpace(trx, caller, selector, 'read');
+      if (space.personal) throw invalidInput('your personal space is yours alone: make a space to share');
+      if (space.role !== 'owner') throw forbidden(`only the owner of space "${space.name}" may change it or its members`);
+      return fn(trx, space);
     });
   }
 

@@ -80,6 +80,12 @@ export async function resolveSpaces(trx: DbTransaction, caller: Caller, selector
   return [...found.values()];
 }
 
+/** The one space `selector` names (resolveSpaces), or the personal space when it is undefined. */
+export async function resolveSpace(trx: DbTransaction, caller: Caller, selector: string | undefined, need: Need): Promise<AccessibleSpace> {
+  const [space] = await resolveSpaces(trx, caller, selector === undefined ? undefined : [selector], need);
+  return space!;
+}
+
 function pick(spaces: readonly AccessibleSpace[], selector: string, principal: Principal): AccessibleSpace {
   const wanted = selector.trim();
   if (isPersonal(wanted)) {
