@@ -6,7 +6,10 @@ import type { ExportRecord } from '../../src/memory/types.js';
 import { exportLines } from '../../src/transfer/export-format.js';
 import { importFile } from '../../src/transfer/import-file.js';
 import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
-import type { AccessibleSpace } from '../../src/spaces/spaces.js';
+import { resolveSpace, type AccessibleSpace } from '../../src/spaces/spaces.js';
+import { insertMemory } from '../../src/db/memories/memories.js';
+import { storedVector } from '../../src/db/pgvector.js';
+import { newMemory } from '../helpers/memories.js';
 import { engines } from '../helpers/engines.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -283,6 +286,21 @@ describe.each(engines)('spaces over /mcp on %s', { timeout: 120_000 }, (engine) 
     const stored = (await textsIn(household.key)).filter((text) => text.startsWith("Mika's household note"));
     expect(stored.sort()).toEqual(acknowledged.map((write) => write.text).sort());
     expect(codeOf(await server.call(token, 'recall', { query: 'household note', space: household.id }))).toBe('NOT_FOUND');
+  });
+
+  it.runIf(engine === 'postgres')('refuses with NOT_FOUND, storing nothing, a write whose membership is removed between its check and its insert', async () => {
+    const member = `moss-${stamp}`;
+    await spaces.share(OWNER, household.id, member, 'writer');
+    const text = `Moss's note written as the door closed ${stamp}`;
+    // The member's transaction finds the space writable; the owner's removal commits on another connection
+    // before its insert (PGlite has one connection, so there the two cannot interleave).
+    const write = server.service.db.withSubject(member, 'storing the memory', async (trx) => {
+      const space = await resolveSpace(trx, member, household.id, 'write');
+      await spaces.removeMember(OWNER, household.id, member);
+      await insertMemory(trx, space.key, newMemory(text), { whole: storedVector(Array(server.service.embedder.dimensions).fill(0.1), server.service.embedder.model), passages: [] });
+    });
+    await expect(write).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('nothing was changed') });
+    expect(await textsIn(household.key)).not.toContain(text);
   });
 
   it('exports one space and imports it into another, leaving the rest alone', async () => {
