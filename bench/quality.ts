@@ -110,9 +110,9 @@ if (recallOnly) {
   process.exit(0);
 }
 
-const { outcomes, storedId } = await evaluatePairSets(call, 'dev-dedup', facts, pairSets);
+const outcomes = await evaluatePairSets(call, 'dev-dedup', facts, pairSets);
 const row = (label: string, items: readonly DedupOutcome[]) => {
-  const figures = dedupFigures(items, storedId);
+  const figures = dedupFigures(items);
   return `| ${label} | ${figures.paraphrases} / ${figures.distinct} | ${figures.askRecall.toFixed(3)} | ${figures.askFirst.toFixed(3)} | ${figures.askMaxEntries} | ${figures.skipRecognised.toFixed(3)} | ${figures.distinctKept.toFixed(3)} | ${figures.distinctListed.toFixed(3)} | ${figures.repliesMissingNear} |`;
 };
 console.log(`\ndedup (each set on a subject of its own: ${facts.length} facts and each pair's stored text remembered first):\n`);
@@ -127,7 +127,7 @@ if (showMisses) {
   for (const outcome of outcomes.filter((item) => item.pair.split === 'dev')) {
     const problems = [
       outcome.pair.kind === 'paraphrase' && outcome.askPosition === 0 ? 'ask missed it' : '',
-      outcome.pair.kind === 'paraphrase' && outcome.skippedAs !== storedId.get(outcome.pair.id) ? 'skip_if_near stored it again' : '',
+      outcome.pair.kind === 'paraphrase' && !outcome.recognised ? (outcome.skippedAs === undefined ? 'skip_if_near stored it again' : `skip_if_near took it for ${outcome.skippedAs}`) : '',
       outcome.pair.kind === 'distinct' && outcome.skippedAs !== undefined ? `skip_if_near took it for ${outcome.skippedAs}` : '',
     ].filter((problem) => problem !== '');
     if (problems.length > 0) console.log(`  ${describe(outcome.pair)}: ${problems.join('; ')}`);

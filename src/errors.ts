@@ -38,13 +38,6 @@ export const databaseError = (message: string, cause?: unknown): ServiceError =>
 
 export const notFound = (what: string): ServiceError => new ServiceError('NOT_FOUND', `${what} not found`);
 
-/**
- * A write refused by row-level security although the space was resolved as writable in the same transaction:
- * the caller's membership ended (or became read-only) between the two, as a concurrent change committed.
- */
-export const spaceAccessEnded = (activity: string): ServiceError =>
-  new ServiceError('NOT_FOUND', `space not found: your membership of it ended or changed while ${activity}; nothing was changed`);
-
 /** Known and visible to the caller, but not theirs to change (a reader's write, a member managing a space). */
 export const forbidden = (message: string): ServiceError => new ServiceError('FORBIDDEN', message);
 

@@ -47,16 +47,13 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
 }
 
 /** Every set's pairs seeded (the facts as background) on a subject of its own and evaluated: all outcomes, and pair id → stored memory id. */
-export async function evaluatePairSets(call: CallTool, subjectPrefix: string, facts: readonly DevFact[], pairSets: readonly PairSet[]): Promise<{ outcomes: DedupOutcome[]; storedId: Map<string, number> }> {
+export async function evaluatePairSets(call: CallTool, subjectPrefix: string, facts: readonly DevFact[], pairSets: readonly PairSet[]): Promise<DedupOutcome[]> {
   const outcomes: DedupOutcome[] = [];
-  const storedId = new Map<string, number>();
   for (const set of pairSets) {
     const subject = `${subjectPrefix}-${set.name}`;
-    const ids = await seedDedup(call, subject, facts, set.pairs);
-    outcomes.push(...(await evaluateDedup(call, subject, set.pairs, ids)));
-    for (const [id, memoryId] of ids) storedId.set(id, memoryId);
+    outcomes.push(...(await evaluateDedup(call, subject, set.pairs, await seedDedup(call, subject, facts, set.pairs))));
   }
-  return { outcomes, storedId };
+  return outcomes;
 }
 
 export const QUESTION_CATEGORIES = ['paraphrase', 'nowords', 'relation', 'firstperson', 'date', 'number', 'negation'] as const;
@@ -136,6 +133,11 @@ export interface DedupOutcome {
   readonly askEntries: number;
   /** Under skip_if_near: the id returned when nothing was inserted (undefined when it inserted). */
   readonly skippedAs: number | undefined;
+  /**
+   * Under skip_if_near: matched to the pair's stored memory, or to another memory of the very same text (a
+   * background fact that is the pair's stored text too, or another pair's stored text that is this incoming one).
+   */
+  readonly recognised: boolean;
   /** Under skip_if_near: whether the reply's message speaks of similar memories while near_duplicates is absent. */
   readonly skipReplyMissingNear: boolean;
 }
@@ -160,6 +162,7 @@ export async function evaluateDedup(call: CallTool, subject: string, pairs: read
       askPosition: near.findIndex((item) => item.memory_id === stored) + 1,
       askEntries: near.length,
       skippedAs: skipped ? (skip.memory_id as number) : undefined,
+      recognised: skipped && (skip.memory_id === stored || skip.matched_text === pair.stored || skip.matched_text === pair.incoming),
       skipReplyMissingNear: /similar memor/.test(String(skip.message)) && skip.near_duplicates === undefined,
     });
   }
@@ -185,7 +188,7 @@ export interface DedupFigures {
   readonly repliesMissingNear: number;
 }
 
-export function dedupFigures(outcomes: readonly DedupOutcome[], storedId: ReadonlyMap<string, number>): DedupFigures {
+export function dedupFigures(outcomes: readonly DedupOutcome[]): DedupFigures {
   const paraphrases = outcomes.filter((outcome) => outcome.pair.kind === 'paraphrase');
   const distinct = outcomes.filter((outcome) => outcome.pair.kind === 'distinct');
   const share = (items: readonly DedupOutcome[], test: (outcome: DedupOutcome) => boolean) => (items.length === 0 ? NaN : items.filter(test).length / items.length);
@@ -195,7 +198,7 @@ export function dedupFigures(outcomes: readonly DedupOutcome[], storedId: Readon
     askRecall: share(paraphrases, (outcome) => outcome.askPosition > 0),
     askFirst: share(paraphrases, (outcome) => outcome.askPosition === 1),
     askMaxEntries: Math.max(0, ...outcomes.map((outcome) => outcome.askEntries)),
-    skipRecognised: share(paraphrases, (outcome) => outcome.skippedAs === storedId.get(outcome.pair.id)),
+    skipRecognised: share(paraphrases, (outcome) => outcome.recognised),
     distinctLost: distinct.filter((outcome) => outcome.skippedAs !== undefined).length,
     distinctKept: share(distinct, (outcome) => outcome.skippedAs === undefined),
     distinctListed: share(distinct, (outcome) => outcome.askPosition > 0),

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { databaseError, spaceAccessEnded } from '../errors.js';
+import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
 import { introspectingOneSchema } from './own-schema-introspector.js';
@@ -14,9 +14,6 @@ import { PGliteThread } from './pglite-thread.js';
 import { prepared } from './prepared.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 import type { Database, DbTransaction } from './schema.js';
-
-const INSUFFICIENT_PRIVILEGE = '42501';
-const ROW_SECURITY_REFUSAL = /row-level security/;
 
 /** The role subject-scoped transactions switch to when the connecting user would bypass row-level security. */
 const RLS_ROLE = 'memory_service_rls';
@@ -239,9 +236,6 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     } catch (error) {
       const failure = driverError(error);
       if (failure === undefined) throw error;
-      // Row-level security refused a write the transaction had checked it could make: a membership change
-      // committed in between (statements of one READ COMMITTED transaction see each other's commits).
-      if (failure.code === INSUFFICIENT_PRIVILEGE && ROW_SECURITY_REFUSAL.test(failure.message)) throw spaceAccessEnded(activity);
       options.onDriverError?.(failure, activity);
       const { done } = work;
       if (done !== undefined) {

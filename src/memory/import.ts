@@ -2,7 +2,7 @@ import { allocateMemoryId, memoriesWithTexts, tombstonesWithTexts } from '../db/
 import { insertMemory } from '../db/memories/memories.js';
 import { insertImportedRestatements, restatementsOf } from '../db/memories/restatements.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
-import { lockSubjectForWrite } from '../db/memories/write-lock.js';
+import { holdForWrite } from '../spaces/spaces.js';
 import type { DatabaseHandle, Principal } from '../db/open-database.js';
 import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
@@ -187,7 +187,8 @@ class ImportRun {
     const restatementVectorOf = new Map(restatements.map((restatement, index) => [restatement, restatementVectors[index]!.whole]));
 
     const written = await this.#db.withSubject(this.#principal, 'importing memories', async (trx) => {
-      await lockSubjectForWrite(trx, subject);
+      // Each batch its own transaction: the importer may have been removed from the space since the last.
+      await holdForWrite(trx, this.#principal, subject);
       // Again under the lock: another import of the same file may have stored some meanwhile.
       const now = await storedKeys(trx, subject, fresh);
       const ids = new Map(this.#ids);

@@ -16,7 +16,7 @@ import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, forbidden, notFound } from '../errors.js';
-import { resolveSpace, resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
+import { holdForWrite, resolveSpace, resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
 import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
 import { fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
@@ -391,7 +391,7 @@ export class MemoryService {
       if (target === undefined) throw notFound(`restatement ${restatementId}`);
       if (target.role === 'reader') throw forbidden('you may read this space but not change it (your role there is reader)');
       const subject = target.key;
-      await lockSubjectForWrite(trx, subject);
+      await holdForWrite(trx, principal, subject);
       const removed = await deleteRestatement(trx, subject, restatementId);
       if (removed === undefined) throw notFound(`restatement ${restatementId}`);
       const memoryId = await insertMemory(
@@ -551,8 +551,9 @@ export class MemoryService {
       const named = await resolveSpace(trx, principal, space, 'read');
       if (named.key !== found.key) throw notFound(`memory ${memoryId} in space ${JSON.stringify(space)}`);
     }
-    if (need === 'write' && found.role === 'reader') throw forbidden(`you may read space "${found.name}" but not change it (your role there is reader)`);
-    return found;
+    if (need === 'read') return found;
+    if (found.role === 'reader') throw forbidden(`you may read space "${found.name}" but not change it (your role there is reader)`);
+    return found.personal ? found : holdForWrite(trx, principal, found.key);
   }
 
   /** A memory's text embedded whole and by passages (embedMemoryTexts), the subject as the provider's fairness key. */

@@ -57,7 +57,7 @@ const storedEvidence = boundedCache<Evidence>(1_000);
 
 function compareEvidence(left: Evidence, right: Evidence, similarity: number | undefined): FactComparison {
   const agree =
-    setsEqual(left.negated, right.negated) &&
+    !negationsContradict(left, right) &&
     // The incoming text may leave a number or code out (it says less), never bring one of its own.
     isSubset(right.numbers, left.numbers) &&
     isSubset(right.codes, left.codes) &&
@@ -213,6 +213,7 @@ function evidenceOf(text: string): Evidence {
       if (inverted !== undefined) {
         negated.add(inverted);
         content.add(inverted);
+        written.set(inverted, (written.get(inverted) ?? new Set()).add(inverted));
         return;
       }
       const number = numberValue(lower);
@@ -920,6 +921,19 @@ const WORD_FORMS = new Map<string, string>([
 
 function isSubset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return [...a].every((item) => b.has(item));
+}
+
+/**
+ * Whether the texts disagree in polarity: one negates more than the other ("can't stand jazz" / "loves jazz";
+ * "doesn't like jazz" / "doesn't like jazz and can't stand opera"), or one negates a word the other states
+ * ("doesn't like jazz" / "dislikes jazz" against "likes jazz"). Texts that negate as many words, but different
+ * ones ("can't stand coriander" / "hates coriander"), differ by wording, which the reworded-words rule judges like
+ * any other (the similarity, at most MOST_REWORDED new words, not in place).
+ */
+function negationsContradict(left: Evidence, right: Evidence): boolean {
+  if (left.negated.size !== right.negated.size) return true;
+  const negatedOnlyIn = (one: Evidence, other: Evidence) => [...one.negated].filter((word) => !other.negated.has(word));
+  return negatedOnlyIn(left, right).some((word) => hasStem(right.content, word)) || negatedOnlyIn(right, left).some((word) => hasStem(left.content, word));
 }
 
 function setsEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -115,7 +115,7 @@ export class SpaceService {
     const member = this.#people.subjectOf(person);
     if (member === undefined) throw notFound(`user ${JSON.stringify(person)}`);
     if (member.startsWith(SPACE_KEY_PREFIX)) throw invalidInput('a space cannot be a member of a space');
-    return this.#asOwner(caller, selector, 'sharing the space', async (trx, space) => {
+    return this.#changeMembers(caller, selector, 'sharing the space', async (trx, space) => {
       if (member === toPrincipal(caller).subject) throw invalidInput('you own this space already');
       const members = await spaceMembers(trx, space.key);
       if (!members.some((row) => row.member === member) && members.length >= MAX_SPACE_MEMBERS) {
@@ -128,7 +128,7 @@ export class SpaceService {
 
   /** Changes the role of one of the space's members, named by subject (the page's member list carries it). */
   async setRole(caller: Caller, selector: string, member: string, role: MemberRole): Promise<void> {
-    await this.#asOwner(caller, selector, 'changing the member\'s role', async (trx, space) => {
+    await this.#changeMembers(caller, selector, 'changing the member\'s role', async (trx, space) => {
       if (!(await spaceMembers(trx, space.key)).some((row) => row.member === member)) throw notFound('member');
       await putMember(trx, space.key, member, role);
     });
@@ -136,7 +136,7 @@ export class SpaceService {
 
   /** Ends `member`'s access at once (the next statement of any of their requests no longer sees the space). */
   async removeMember(caller: Caller, selector: string, member: string): Promise<void> {
-    await this.#asOwner(caller, selector, 'removing the member', async (trx, space) => {
+    await this.#changeMembers(caller, selector, 'removing the member', async (trx, space) => {
       if (!(await removeMember(trx, space.key, member))) throw notFound('member');
     });
   }
@@ -148,6 +148,7 @@ export class SpaceService {
       const space = await resolveSpace(trx, caller, selector, 'read');
       if (space.personal) throw invalidInput('you cannot leave your personal space');
       if (space.role === 'owner') throw forbidden('the owner cannot leave a space; hand it on to a member first, or delete it');
+      await lockSubjectForWrite(trx, space.key);
       if (!(await removeMember(trx, space.key, subject))) {
         throw forbidden('you are in this space through your organisation\'s group, which only the space\'s owner can change');
       }
@@ -157,7 +158,7 @@ export class SpaceService {
   /** Hands the space on to one of its members; the former owner stays as a writer. */
   async transfer(caller: Caller, selector: string, member: string): Promise<void> {
     const { subject } = toPrincipal(caller);
-    await this.#asOwner(caller, selector, 'handing the space on', async (trx, space) => {
+    await this.#changeMembers(caller, selector, 'handing the space on', async (trx, space) => {
       const members = await spaceMembers(trx, space.key);
       if (!members.some((row) => row.member === member)) throw invalidInput('a space can be handed on only to one of its members');
       // While still the owner (row-level security checks each statement): the former owner becomes a writer,
@@ -174,7 +175,7 @@ export class SpaceService {
    */
   async setGroup(caller: Caller, selector: string, group: { name: string; role: MemberRole } | undefined): Promise<void> {
     if (group !== undefined && (group.name.trim() === '' || group.name.length > 200)) throw invalidInput('group must be 1 to 200 characters');
-    await this.#asOwner(caller, selector, 'changing the space\'s group', async (trx, space) => {
+    await this.#changeMembers(caller, selector, 'changing the space\'s group', async (trx, space) => {
       if (!(await setExternalGroup(trx, space.key, group === undefined ? undefined : { name: group.name.trim(), role: group.role }))) {
         throw notFound(`space ${JSON.stringify(selector)}`);
       }
@@ -205,6 +206,17 @@ export class SpaceService {
     const owned = (await accessibleSpaces(trx, caller)).filter((space) => !space.personal && space.role === 'owner' && space.key !== except);
     if (owned.some((space) => space.name.toLowerCase() === name.toLowerCase())) throw invalidInput(`you already have a space named ${JSON.stringify(name)}`);
     return owned;
+  }
+
+  /**
+   * #asOwner under the space's write lock, which every write to the space holds too (holdForWrite): a member's
+   * write under way when they are removed (or made a reader) ends first and stays; the next reads the change.
+   */
+  async #changeMembers<T>(caller: Caller, selector: string, activity: string, fn: (trx: DbTransaction, space: AccessibleSpace) => Promise<T>): Promise<T> {
+    return this.#asOwner(caller, selector, activity, async (trx, space) => {
+      await lockSubjectForWrite(trx, space.key);
+      return fn(trx, space);
+    });
   }
 
   async #asOwner<T>(caller: Caller, selector: string, activity: string, fn: (trx: DbTransaction, space: AccessibleSpace) => Promise<T>): Promise<T> {

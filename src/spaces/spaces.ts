@@ -1,4 +1,5 @@
 import type { Principal } from '../db/open-database.js';
+import { lockSubjectForWrite } from '../db/memories/write-lock.js';
 import { principalSpaces, type SpaceRole, type SpaceRow } from '../db/spaces.js';
 import type { DbTransaction } from '../db/schema.js';
 import { forbidden, invalidInput, notFound } from '../errors.js';
@@ -74,10 +75,31 @@ export async function resolveSpaces(trx: DbTransaction, caller: Caller, selector
   const found = new Map<string, AccessibleSpace>();
   for (const selector of wanted) {
     const space = pick(spaces, selector, principal);
-    if (need === 'write' && space.role === 'reader') throw forbidden(`you may read space "${space.name}" but not write to it (your role there is reader)`);
+    if (need === 'write' && space.role === 'reader') throw readerRefused(space);
     found.set(space.key, space);
   }
-  return [...found.values()];
+  if (need === 'read') return [...found.values()];
+  // The personal space's membership never changes: its writers take its lock themselves, in their first statement.
+  return Promise.all([...found.values()].map((space) => (space.personal ? space : holdForWrite(trx, principal, space.key))));
+}
+
+const readerRefused = (space: SpaceRef) => forbidden(`you may read space "${space.name}" but not write to it (your role there is reader)`);
+
+/**
+ * Takes the write lock of the space keyed `key` and reads the caller's role there again under it. Every change of
+ * a shared space's members takes the same lock (SpaceService), so a write either ends before a removal commits
+ * (and was acknowledged) or reads the removal here and is refused, NOT_FOUND (FORBIDDEN when made a reader), with
+ * nothing stored; without the lock, a removal committed between the check and the insert would meet the write in
+ * row-level security's refusal halfway through, a database error.
+ */
+export async function holdForWrite(trx: DbTransaction, caller: Caller, key: string): Promise<AccessibleSpace> {
+  const principal = toPrincipal(caller);
+  await lockSubjectForWrite(trx, key);
+  if (key === principal.subject && personalAllowed(principal)) return personalSpace(principal.subject);
+  const space = (await accessibleSpaces(trx, principal)).find((candidate) => candidate.key === key);
+  if (space === undefined) throw notFound(`space ${JSON.stringify(key)}`);
+  if (space.role === 'reader') throw readerRefused(space);
+  return space;
 }
 
 /** The one space `selector` names (resolveSpaces), or the personal space when it is undefined. */

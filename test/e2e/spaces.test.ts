@@ -8,6 +8,8 @@ import { importFile } from '../../src/transfer/import-file.js';
 import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
 import { resolveSpace, type AccessibleSpace } from '../../src/spaces/spaces.js';
 import { insertMemory } from '../../src/db/memories/memories.js';
+import { lockSubjectForWrite } from '../../src/db/memories/write-lock.js';
+import { removeMember } from '../../src/db/spaces.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import { newMemory } from '../helpers/memories.js';
 import { engines } from '../helpers/engines.js';
@@ -288,19 +290,58 @@ describe.each(engines)('spaces over /mcp on %s', { timeout: 120_000 }, (engine) 
     expect(codeOf(await server.call(token, 'recall', { query: 'household note', space: household.id }))).toBe('NOT_FOUND');
   });
 
-  it.runIf(engine === 'postgres')('refuses with NOT_FOUND, storing nothing, a write whose membership is removed between its check and its insert', async () => {
-    const member = `moss-${stamp}`;
-    await spaces.share(OWNER, household.id, member, 'writer');
-    const text = `Moss's note written as the door closed ${stamp}`;
-    // The member's transaction finds the space writable; the owner's removal commits on another connection
-    // before its insert (PGlite has one connection, so there the two cannot interleave).
-    const write = server.service.db.withSubject(member, 'storing the memory', async (trx) => {
-      const space = await resolveSpace(trx, member, household.id, 'write');
-      await spaces.removeMember(OWNER, household.id, member);
-      await insertMemory(trx, space.key, newMemory(text), { whole: storedVector(Array(server.service.embedder.dimensions).fill(0.1), server.service.embedder.model), passages: [] });
+  // Two connections at once, so PostgreSQL only: PGlite's one connection runs one transaction at a time.
+  describe.runIf(engine === 'postgres')('a removal racing a write, step by step', () => {
+    const vectors = () => ({ whole: storedVector(Array(server.service.embedder.dimensions).fill(0.1), server.service.embedder.model), passages: [] });
+    /** Resolves once some transaction waits for an advisory lock (a space's write lock). */
+    const someoneWaits = async () => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+        const waiting = await server.service.db.withAllSubjects('inspecting locks', async (trx) =>
+          Number((await sql<{ n: string }>`select count(*) as n from pg_locks where locktype = 'advisory' and not granted`.execute(trx)).rows[0]!.n),
+        );
+        if (waiting > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('no transaction waited for a space\'s write lock within 10 s');
+    };
+
+    it('lets a write under way end first and keeps it; the removal then ends the member\'s writes', async () => {
+      const member = `moss-${stamp}`;
+      await spaces.share(OWNER, household.id, member, 'writer');
+      const text = `Moss's note written as the door closed ${stamp}`;
+      let removed = false;
+      let removal: Promise<unknown> | undefined;
+      await server.service.db.withSubject(member, 'storing the memory', async (trx) => {
+        const space = await resolveSpace(trx, member, household.id, 'write');
+        removal = spaces.removeMember(OWNER, household.id, member).then(() => (removed = true));
+        await someoneWaits();
+        expect(removed).toBe(false);
+        await insertMemory(trx, space.key, newMemory(text), vectors());
+      });
+      await removal;
+      expect(removed).toBe(true);
+      expect(await textsIn(household.key)).toContain(text);
+      const after = await server.call(await server.token(member), 'remember', { text: `${text}, again`, space: household.id });
+      expect(codeOf(after)).toBe('NOT_FOUND');
     });
-    await expect(write).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('nothing was changed') });
-    expect(await textsIn(household.key)).not.toContain(text);
+
+    it('refuses with NOT_FOUND, storing nothing, a write that found the member in the space before the removal committed', async () => {
+      const member = `moth-${stamp}`;
+      await spaces.share(OWNER, household.id, member, 'writer');
+      const text = `Moth's note written as the door closed ${stamp}`;
+      let write: Promise<unknown> | undefined;
+      // The owner's removal holds the space's lock, uncommitted, while the member's write checks the space (still
+      // a member: the removal is not committed) and then waits for the lock.
+      await server.service.db.withSubject(OWNER, 'removing the member', async (trx) => {
+        await lockSubjectForWrite(trx, household.key);
+        expect(await removeMember(trx, household.key, member)).toBe(true);
+        write = memory.remember(member, { ...newMemory(text) }, 'insert', household.id);
+        write.catch(() => undefined);
+        await someoneWaits();
+      });
+      await expect(write).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await textsIn(household.key)).not.toContain(text);
+    });
   });
 
   it('exports one space and imports it into another, leaving the rest alone', async () => {

@@ -87,9 +87,9 @@ describe.each(engines)('development-set quality on %s', (engine) => {
   const heldOut = pairSets.map((set) => ({ name: set.name, pairs: set.pairs.filter((pair) => pair.split === 'holdout') }));
   const heldOutCount = heldOut.reduce((sum, set) => sum + set.pairs.length, 0);
   it(`lists paraphrases under ask, recognises them under skip_if_near and keeps distinct facts apart (${heldOutCount} held-out pairs)`, { timeout: 600_000 }, async () => {
-    const { outcomes, storedId } = await evaluatePairSets(call, 'quality-dedup', facts, heldOut);
+    const outcomes = await evaluatePairSets(call, 'quality-dedup', facts, heldOut);
     expect(outcomes).toHaveLength(heldOutCount);
-    const figures = dedupFigures(outcomes, storedId);
+    const figures = dedupFigures(outcomes);
     expect(figures.askMaxEntries).toBeLessThanOrEqual(5);
     expect(figures.askRecall).toBeGreaterThanOrEqual(FLOORS.askRecall);
     expect(figures.skipRecognised).toBeGreaterThanOrEqual(FLOORS.skipRecognised);

@@ -283,6 +283,8 @@ describe('sameFact', () => {
     ['The user has been learning Italian for three years.', 'The user has studied Italian for three years.'],
     // The possessive is a word of its own: "lives in" was reworded to "'s home is", not replaced in place.
     ['The user lives in a flat in Glasgow.', "The user's home is a flat in Glasgow."],
+    // Two negative texts that negate different words: reworded, not contradicted.
+    ['The user hates coriander.', "The user can't stand coriander."],
   ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
     const compare = comparerOf(incoming);
     expect(compare(stored, 0.9).same).toBe(true);
@@ -301,6 +303,11 @@ describe('sameFact', () => {
     ['The user is on call one week in four.', 'The user is on call one week in three.'],
     ['Kofi mentors Ben.', 'Ben mentors Kofi.'],
     ['The user eats pork.', "The user doesn't eat pork."],
+    // One text negative and the other not, or one negating the very word the other states.
+    ['The user loves jazz.', "The user can't stand jazz."],
+    ["The user can't stand jazz.", 'The user loves jazz.'],
+    ['The user likes jazz.', 'The user dislikes jazz.'],
+    ["The user doesn't like jazz.", "The user doesn't like jazz and can't stand opera."],
   ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.98).same).toBe(false);
   });
