@@ -33,7 +33,10 @@ export interface PairSet {
   readonly pairs: readonly DevPair[];
 }
 
-/** `pairSets`: the first pairs, the later spot check and the pairs in other styles (bench/quality/README.md). */
+/**
+ * `pairSets`: the first pairs, the later spot check, the pairs in other styles and the fresh pairs, written by
+ * someone who had not read the decision's code (bench/quality/README.md).
+ */
 export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairSets: PairSet[] } {
   return {
     facts: read('facts.json'),
@@ -42,6 +45,7 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
       { name: 'pairs', pairs: read('pairs.json') },
       { name: 'spot', pairs: read('spot-pairs.json') },
       { name: 'styles', pairs: read('style-pairs.json') },
+      { name: 'fresh', pairs: read('fresh-pairs.json') },
     ],
   };
 }

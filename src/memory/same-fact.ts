@@ -1,7 +1,7 @@
 import { stemmer } from 'stemmer';
 import { boundedCache } from './bounded-cache.js';
 import { isEntry, meaningsOf } from './wordnet.js';
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf, variantPairs } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, roleOf, variantPairs } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -134,7 +134,9 @@ interface Evidence {
 }
 
 function evidenceOf(text: string): Evidence {
-  const numbers = new Set<string>();
+  // Counted: the incoming text may say a value as often as the stored one, not more ("Year 4 … on 4 September"
+  // brings a second 4 to "Year 3 … on 4 September").
+  const numbers = new CountedSet();
   const codes = new Set<string>();
   const names = new Set<string>();
   const words = new Set<string>();
@@ -769,7 +771,7 @@ function multiWordTerms(sequence: readonly string[], wanted: (word: string) => b
 
 /** Phrases with one meaning written several ways, made one before the words are compared. */
 function rephrase(text: string): string {
-  return text
+  return writeValuesAlike(text)
     // Dictated in the first person, stored by a client in the third, or the other way round: the speaker is the user.
     .replace(/\bI'm\b/g, 'the user is')
     .replace(/\bI've\b/g, 'the user has')
@@ -793,6 +795,10 @@ function rephrase(text: string): string {
     .replace(/\b(?:goes|go|went|going) by\b/gi, 'named')
     .replace(/\b(?:is|are|was|were|be|been) (?:called|named|known as)\b/gi, 'named')
     .replace(/\b(?:gets?|got|gotten|getting) (\w+ed)\b/gi, '$1')
+    // The future said with "going to": "is going to be" = "will be" (not "is going to the dentist").
+    .replace(/\b(?:is|are|am|was|were|'s|'re|'m) going to (be|have)\b/gi, 'will $1')
+    // Possession said with "got": "has got two bikes" = "has two bikes" (not "has got to", an obligation).
+    .replace(/\b(has|have|'ve|'s) got\b(?! to\b)/gi, '$1')
     .replace(/\bmade (of|from)\b/gi, '$1')
     .replace(/\b(?:go|goes|going|went) (\w+ing|on holiday|on vacation)\b/gi, '$1')
     .replace(/\bworks? as (an?|the)\b/gi, 'is $1')
@@ -813,6 +819,40 @@ function rephrase(text: string): string {
     .replace(new RegExp(`${OWNER} employer was\\b`, 'gu'), '$1 worked for')
     .replace(new RegExp(`${OWNER} birthplace (?:is|was)\\b`, 'gu'), '$1 was born in')
     .replace(/\b(?:is|are|was|were|got|gets) married to\b/gi, 'spouse');
+}
+
+/**
+ * One way of writing each value, so that a format is never read as another value: "18,000" = "18k" = "18000" (a
+ * group separator is no list of numbers), an ISO date "2024-09-04" = "4 september 2024", "03/2021" = "march
+ * 2021", and a time as the 12-hour clock says it, the half of the day a word of its own ("15:15" = "3:15pm",
+ * "18:00" = "6pm", "07:42" = "7:42am"), so that "6:30 in the evening" says less than "18:30", not another time.
+ */
+function writeValuesAlike(text: string): string {
+  return text
+    .replace(/(?<=\d),(?=\d{3}(?!\d))/gu, '')
+    .replace(/(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k\b/giu, (_match, amount: string) => String(Math.round(Number(amount) * 1000)))
+    .replace(/(?<![\p{L}\p{N}-])(\d{4})-(\d{2})-(\d{2})(?![\p{L}\p{N}-])/gu, (match, year: string, month: string, day: string) => {
+      const name = MONTH_NAMES[Number(month) - 1];
+      return name === undefined || Number(day) < 1 || Number(day) > 31 ? match : `${Number(day)} ${name} ${year}`;
+    })
+    .replace(/(?<![\p{L}\p{N}/])(\d{1,2})\/(\d{4})(?![\p{L}\p{N}/])/gu, (match, month: string, year: string) => {
+      const name = MONTH_NAMES[Number(month) - 1];
+      return name === undefined ? match : `${name} ${year}`;
+    })
+    .replace(/(?<![\p{L}\p{N}:.])(\d{1,2}):(\d{2})(?:\s?([ap])\.?m\b\.?)?(?![\p{N}:])/giu, (match, hour: string, minutes: string, half: string | undefined) =>
+      twelveHourTime(Number(hour), minutes, half?.toLowerCase(), hour.length === 2 && hour.startsWith('0')) ?? match,
+    );
+}
+
+/** `hour`:`minutes` (am or pm when `half` says, or the 24-hour clock) as "h[:mm] [am|pm]"; undefined for no time. */
+function twelveHourTime(hour: number, minutes: string, half: 'a' | 'p' | string | undefined, leadingZero: boolean): string | undefined {
+  if (Number(minutes) > 59 || hour > 23 || (half !== undefined && (hour < 1 || hour > 12))) return undefined;
+  const clock = (h: number, marker: string) => `${h}${minutes === '00' ? '' : `:${minutes}`}${marker}`;
+  if (half !== undefined) return clock(hour, ` ${half}m`);
+  if (hour === 0) return clock(12, ' am');
+  if (hour > 12) return clock(hour - 12, ' pm');
+  // "07:42" is the 24-hour clock's morning; "7:42" and "12:30" name no half of the day.
+  return clock(hour, leadingZero ? ' am' : '');
 }
 
 /** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
@@ -934,6 +974,15 @@ function negationsContradict(left: Evidence, right: Evidence): boolean {
   if (left.negated.size !== right.negated.size) return true;
   const negatedOnlyIn = (one: Evidence, other: Evidence) => [...one.negated].filter((word) => !other.negated.has(word));
   return negatedOnlyIn(left, right).some((word) => hasStem(right.content, word)) || negatedOnlyIn(right, left).some((word) => hasStem(left.content, word));
+}
+
+/** A set that keeps each value again as it recurs: "4", then "4#2", … (values never contain "#"). */
+class CountedSet extends Set<string> {
+  override add(value: string): this {
+    let key = value;
+    for (let count = 2; super.has(key); count++) key = `${value}#${count}`;
+    return super.add(key);
+  }
 }
 
 function setsEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

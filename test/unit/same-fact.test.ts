@@ -106,11 +106,28 @@ describe('sameFact', () => {
     // A verb in "-s" is not a count.
     ['The user goes for a run every morning.', 'The user runs every morning.'],
     ['The user takes a nap after lunch.', 'After lunch the user naps.'],
+    // One value, written in another format: group separators, thousands, ISO dates, month and year, clocks.
+    ["The user's mortgage is £212,000.", "The user's mortgage is 212000 pounds."],
+    ['The user has saved €18,000 for a house deposit.', 'The user has saved 18k euros for a house deposit.'],
+    ['Amara starts school on 4 September 2024.', 'Amara starts school on 2024-09-04.'],
+    ['The user moved to Leeds in March 2021.', 'The user moved to Leeds in 03/2021.'],
+    ["The user's school pickup is at 3:15pm.", "The user's school pickup is at 15:15."],
+    ['The user catches the 07:42 train.', 'The user catches the 7:42am train.'],
+    // Possession with "got", the future with "going to".
+    ['The user has two bikes.', 'The user has got two bikes.'],
+    ["Amara's teacher will be Mr Feld.", "Amara's teacher is going to be Mr Feld."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
 
   it.each([
+    // A value in another format is still compared as a value; one said once more than in the stored text is new.
+    ['Amara starts Year 3 at school on 4 September.', 'Amara starts Year 4 at school on 4 September.'],
+    ['The user has dinner at 6:30pm.', 'The user has dinner at 6:30am.'],
+    ["The user's flight leaves at 07:40.", "The user's flight leaves at 19:40."],
+    ["The user's rent is £1,150 a month.", "The user's rent is £1,250 a month."],
+    ['The user has saved €18,000.', 'The user has saved 18k pounds.'],
+    ['The user moved to Leeds on 2021-03-04.', 'The user moved to Leeds on 3 April 2021.'],
     ["The user's blood type is O negative", "The partner's blood type is A positive"],
     ["The user's blood type is O negative", "The user's blood type is A negative"],
     ['The user has two children', 'The user has three children'],
@@ -283,6 +300,8 @@ describe('sameFact', () => {
     ['The user has been learning Italian for three years.', 'The user has studied Italian for three years.'],
     // The possessive is a word of its own: "lives in" was reworded to "'s home is", not replaced in place.
     ['The user lives in a flat in Glasgow.', "The user's home is a flat in Glasgow."],
+    // A clock time's half of the day said in words: the same value, more words.
+    ['The user has dinner at 6:30pm.', 'The user has dinner at 6:30 in the evening.'],
     // Two negative texts that negate different words: reworded, not contradicted.
     ['The user hates coriander.', "The user can't stand coriander."],
   ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
