@@ -38,10 +38,12 @@ export async function seededDatabase(engine: BenchEngine, count: number): Promis
   // BENCH_SEED_SCHEMA: a schema of one's own on a PostgreSQL shared with others (drop it when done).
   const schema = process.env.BENCH_SEED_SCHEMA ?? `bench_seed_${SEED_VERSION}_${count}`;
   mkdirSync(dataDir, { recursive: true });
+  // The seeded subject holds the default quota's 100k already: the benchmarks then remember more into it.
+  const unlimited = { MEMORY_SERVICE_MAX_MEMORIES_PER_SUBJECT: '0' };
   const env: Record<string, string> =
     engine === 'postgres'
-      ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL!, MEMORY_SERVICE_DATABASE_SCHEMA: schema, MEMORY_SERVICE_DATA_DIR: dataDir }
-      : { MEMORY_SERVICE_DATA_DIR: dataDir, MEMORY_SERVICE_DATABASE_SCHEMA: 'public' };
+      ? { MEMORY_SERVICE_DATABASE_URL: BENCH_DATABASE_URL!, MEMORY_SERVICE_DATABASE_SCHEMA: schema, MEMORY_SERVICE_DATA_DIR: dataDir, ...unlimited }
+      : { MEMORY_SERVICE_DATA_DIR: dataDir, MEMORY_SERVICE_DATABASE_SCHEMA: 'public', ...unlimited };
 
   // Migrations (and the current schema) the way the service makes them.
   const handle = await openDatabase({
