@@ -175,6 +175,18 @@ describe.each(engines)('remember on %s', (engine) => {
     expect(await rows(subject)).toHaveLength(2);
   });
 
+  it('lists under ask a memory that says the same rare words, however far its meaning vector is', async () => {
+    const subject = newSubject();
+    const stored = await remember(subject, { text: "The user's booking reference for the Lisbon hotel is QX7T42." });
+    await remember(subject, { text: 'The user enjoys long walks on the beach at sunset.', dedup_policy: 'insert' });
+    const asked = await remember(subject, { text: 'Lisbon hotel booking ref: QX7T42.' });
+    const near = asked.structured.near_duplicates as { memory_id: number; similarity: number }[];
+    expect(near.map((item) => item.memory_id)).toEqual([stored.structured.memory_id]);
+    // Found by its words, not its vector: below where the vectors' candidates end (NearDuplicateThreshold − 0.15).
+    expect(near[0]!.similarity).toBeLessThan(server.config.memory.nearDuplicateThreshold - 0.15);
+    expect(near[0]!.similarity).toBeGreaterThanOrEqual(0);
+  });
+
   it('skips the same fact under skip_if_near and returns the existing id', async () => {
     const subject = newSubject();
     const first = await remember(subject, { text: 'The user is allergic to penicillin' });

@@ -4,6 +4,7 @@ import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
 import { NO_FILTERS, notExpired } from './filters.js';
 import type { NearMemory } from './records.js';
+import { textRankingQuery } from './text-ranking.js';
 import { hnswQuery, sizeForVectorRanking, vectorConditions, vectorRanking, walkAtOnce } from './vector-ranking.js';
 import { subjectWriteLock } from './write-lock.js';
 
@@ -36,13 +37,46 @@ export async function findNearMemories(
   minSimilarity: number,
   limit: number,
   exactScanLimit: number,
-  options: { readonly text?: string | undefined; readonly lockForWrite?: boolean } = {},
+  options: { readonly text?: string | undefined; readonly lockForWrite?: boolean; readonly worded?: WordedSearch } = {},
 ): Promise<NearMemory[]> {
-  const { text } = options;
+  const { text, worded } = options;
   // The lock (when asked for) is taken by the size's statement: the size only chooses the plan, and every row
   // read below is read by a later statement, which sees what writers committed before the lock was granted.
   const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, exactScanLimit, WALK_EF_SEARCH, options.lockForWrite === true ? subjectWriteLock(subject) : undefined);
-  if (size.memories <= exactScanLimit) return (await nearRows(trx, subject, vector, minSimilarity, limit, undefined)).map(toNearMemory);
+  const near = await nearestRows(trx, subject, vector, minSimilarity, limit, exactScanLimit, size, text);
+  if (worded === undefined || worded.words.trim() === '' || near.length >= worded.unlessFound) return near.map(toNearMemory);
+  // The memories that say most of the same words, whatever their similarity: a paraphrase the model scores low
+  // ("Lisbon hotel booking ref: QX7T42") still shares its rare words with what it restates.
+  const known = new Set(near.map((row) => Number(row.id)));
+  const hits = sql<{ id: string | number }>`
+    select id from (${textRankingQuery(subject, NO_FILTERS, worded.words, worded.limit, size.memories)}) as hit
+     where hit.coverage >= ${worded.minCoverage}`;
+  // At any similarity but a negative one (a similarity is reported in [0, 1]).
+  const byWords = await nearRows(trx, subject, vector, 0, worded.limit, { worded: hits });
+  return [...near, ...byWords.filter((row) => !known.has(Number(row.id)))].map(toNearMemory);
+}
+
+/** Candidates found by their words (findNearMemories): the full-text ranking's first `limit` covering `minCoverage`. */
+export interface WordedSearch {
+  readonly words: string;
+  readonly limit: number;
+  /** The least share of the words' weight (idf) a memory must say. */
+  readonly minCoverage: number;
+  /** Not searched when the vectors found this many already (a large subject's busy topic: the search costs there). */
+  readonly unlessFound: number;
+}
+
+async function nearestRows(
+  trx: DbTransaction,
+  subject: string,
+  vector: StoredVector,
+  minSimilarity: number,
+  limit: number,
+  exactScanLimit: number,
+  size: Awaited<ReturnType<typeof sizeForVectorRanking>>,
+  text: string | undefined,
+): Promise<NearRow[]> {
+  if (size.memories <= exactScanLimit) return nearRows(trx, subject, vector, minSimilarity, limit, undefined);
   const restore = walkAtOnce(size, vector, exactScanLimit);
   if (restore !== undefined) {
     // The walk and the similarity cut in one statement (vectorRanking's walk, hnswQuery, as its subquery);
@@ -50,12 +84,12 @@ export async function findNearMemories(
     const walk = hnswQuery(vectorConditions(subject, NO_FILTERS, vector), vector, limit, restore);
     const rows = await nearRows(trx, subject, vector, minSimilarity, limit, { walk, text });
     const walked = Number(rows[0]?.walked ?? 0);
-    if (walked >= limit) return rows.filter((row) => row.id !== null).map(toNearMemory);
-    return (await nearRows(trx, subject, vector, minSimilarity, limit, { text })).map(toNearMemory);
+    if (walked >= limit) return rows.filter((row) => row.id !== null);
+    return nearRows(trx, subject, vector, minSimilarity, limit, { text });
   }
   const ranked = await vectorRanking(trx, subject, NO_FILTERS, vector, limit, { exactScanLimit, size, efSearch: WALK_EF_SEARCH });
   if (ranked.ids.length === 0) return [];
-  return (await nearRows(trx, subject, vector, minSimilarity, limit, { ids: ranked.ids, text })).map(toNearMemory);
+  return nearRows(trx, subject, vector, minSimilarity, limit, { ids: ranked.ids, text });
 }
 
 interface NearRow {
@@ -81,11 +115,20 @@ async function nearRows(
   vector: StoredVector,
   minSimilarity: number,
   limit: number,
-  among: { readonly ids?: readonly number[]; readonly walk?: RawBuilder<{ id: string | number }>; readonly text?: string | undefined } | undefined,
+  among:
+    | { readonly ids?: readonly number[]; readonly walk?: RawBuilder<{ id: string | number }>; readonly worded?: RawBuilder<{ id: string | number }>; readonly text?: string | undefined }
+    | undefined,
 ): Promise<NearRow[]> {
   const conditions = [sql`subject = ${subject}`, sql`embedding_model = ${vector.model}`, notExpired];
   // An array, not a semi-join: `id in (subquery) or …` could not use an index; `= any(array)` uses the key's.
-  const ids = among?.walk !== undefined ? sql`id = any(array(select id from walked))` : among?.ids !== undefined ? sql`id in (${sql.join(among.ids)})` : undefined;
+  const ids =
+    among?.walk !== undefined
+      ? sql`id = any(array(select id from walked))`
+      : among?.worded !== undefined
+        ? sql`id = any(array(${among.worded}))`
+        : among?.ids !== undefined
+          ? sql`id in (${sql.join(among.ids)})`
+          : undefined;
   const sameText = among?.text === undefined ? undefined : sql`(md5(text) = md5(${among.text}) and text = ${among.text})`;
   if (ids !== undefined) conditions.push(sameText === undefined ? ids : sql`(${ids} or ${sameText})`);
   // The distance is named once (one vector parameter; see cosineDistance); the planner flattens the subquery.
