@@ -42,8 +42,8 @@ const tally = new RecallTally([1, 5, 10]);
 const misses: string[] = [];
 /**
  * Recall@k by category, by split, and by category within each split; the dev split's misses listed (at 5, and at 1
- * for now/past questions, whose answer should come first). Benchmark-only: each retriever alone, through recall's own
- * ranking code.
+ * for now/past questions, whose answer should come first). Benchmark-only: each retriever alone, as recall runs it
+ * (before fusion).
  */
 async function evaluate(set: string, subject: string, items: readonly DevQuestion[], keysOf: ReadonlyMap<number, readonly string[]>, texts: ReadonlyMap<string, string>) {
   const served = servedSearch(call, subject, 10);

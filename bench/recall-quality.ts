@@ -6,18 +6,17 @@
 //  - observations: every `observation` fact of the set (2,541, written about the speakers), keeping its dia_id(s).
 // Then every question of categories 1–4 with evidence is recalled (limit 20) and evidence recall@k =
 // |gold ∩ dia_ids(top k)| / |gold| is averaged per category and overall, for the served (hybrid) ranking and,
-// benchmark-only, for each retriever alone.
+// benchmark-only, for each retriever alone (before fusion).
 // Run: npx tsx bench/recall-quality.ts [turns|observations ...] [--fresh] [--data path/to/locomo10.json]
 // The seeded PGlite database is kept under bench/.data/ between runs of the same storage code (migrations, model);
 // --fresh seeds anew (figures for bench/README.md come from a fresh run). BENCH_ENGINE=postgres seeds a fresh schema.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RecallStrategy } from '../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 import { seed } from './lib/dev-set.js';
 import { LOCOMO_DATA, sessionsOf, turnText } from './lib/locomo.js';
-import { componentRanking, openQualityService, RecallTally } from './lib/quality.js';
+import { componentRanking, openQualityService, RecallTally, type Retriever } from './lib/quality.js';
 
 const args = process.argv.slice(2);
 const dataArg = args.indexOf('--data');
@@ -27,7 +26,7 @@ const sets = (['turns', 'observations'] as const).filter((set) => args.includes(
 if (sets.length === 0) sets.push('turns', 'observations');
 const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
 const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
-const STRATEGIES: [string, RecallStrategy][] = [['vector only', 'vector'], ['full-text only', 'text'], ['hybrid (served)', 'hybrid']];
+const STRATEGIES: [string, Retriever | 'hybrid'][] = [['vector only', 'vector'], ['full-text only', 'text'], ['hybrid (served)', 'hybrid']];
 
 interface Sample {
   sample_id: string;
@@ -124,7 +123,7 @@ for (const set of sets) {
         latency.push(performance.now() - t0);
         ids = (result.memories as { memory_id: number }[]).map((memory) => memory.memory_id);
       } else {
-        // Benchmark-only: one retriever alone, through recall's own ranking code.
+        // Benchmark-only: one retriever alone, as recall runs it, before fusion.
         ids = await componentRanking(service, question.subject, question.question, strategy, 20);
       }
       tally.add(name, [question.category, 'all'], question.gold, ids.map((id) => diaOf.get(id) ?? []));

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { composeService, type Service } from '../../src/compose.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { storedVector } from '../../src/db/pgvector.js';
-import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories, type RecallStrategy } from '../../src/memory/recall-ranking.js';
+import { textRanking } from '../../src/db/memories/text-ranking.js';
+import { sizeForVectorRanking, vectorRanking } from '../../src/db/memories/vector-ranking.js';
+import { contentWords } from '../../src/memory/query-analysis.js';
+import { DEFAULT_EXACT_SCAN_LIMIT, RANKING_DEPTH } from '../../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL, dropBenchSchema, type BenchEngine } from './bench-server.js';
 import { benchConfig, benchToken } from './bench-config.js';
 
@@ -125,15 +128,23 @@ export class RecallTally {
   }
 }
 
+/** The two retrievers recall fuses, each measured alone by the benchmarks. */
+export type Retriever = 'vector' | 'text';
+
 /**
- * Benchmark-only: the ids one retriever alone ranks first for `query` (recall's ranking without the other
- * retriever), through the same ranking code recall uses. Not part of the service's surface.
+ * Benchmark-only: the ids one retriever alone ranks first for `query`, as recall runs it (its depth, its index
+ * walk's width, passages for the vectors, the question's content words for the full text), before fusion: no
+ * restatements, no confidence weighting. Not part of the service's surface.
  */
-export async function componentRanking(service: Service, subject: string, query: string, strategy: RecallStrategy, limit: number): Promise<number[]> {
-  const [embedding] = strategy === 'text' ? [] : await service.embedder.embed([query]);
-  const vector = embedding === undefined ? undefined : storedVector(embedding, service.embedder.model);
+export async function componentRanking(service: Service, subject: string, query: string, retriever: Retriever, limit: number): Promise<number[]> {
+  const [embedding] = retriever === 'vector' ? await service.embedder.embed([query]) : [];
   return service.db.withSubject(subject, 'benchmarking', async (trx) => {
-    const { ranked } = await rankMemories(trx, subject, { text: query, vector, filters: NO_FILTERS }, { strategy, exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT });
-    return ranked.slice(0, limit).map((item) => item.id);
+    const efSearch = RANKING_DEPTH * 2;
+    const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, DEFAULT_EXACT_SCAN_LIMIT, efSearch);
+    const ids =
+      embedding === undefined
+        ? (await textRanking(trx, subject, NO_FILTERS, contentWords(query), RANKING_DEPTH, size.memories)).map((hit) => hit.id)
+        : (await vectorRanking(trx, subject, NO_FILTERS, storedVector(embedding, service.embedder.model), RANKING_DEPTH, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, size, efSearch, passages: true })).ids;
+    return ids.slice(0, limit);
   });
 }

@@ -265,7 +265,7 @@ export class MemoryService {
       const keys = spaces.map((space) => space.key);
       const spaceOf = spaceLookup(spaces);
       const query = { text: request.query, vector, filters: request.filters };
-      const { ranked, restatements } = await rankMemories(trx, keys, query, { strategy: 'hybrid', exactScanLimit });
+      const { ranked, restatements } = await rankMemories(trx, keys, query, { exactScanLimit });
       const top = ranked.slice(0, request.limit);
       const records = new Map((await fetchMemories(trx, keys, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
       const ordered = top.flatMap((item) => {

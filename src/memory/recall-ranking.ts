@@ -2,8 +2,7 @@ import { nextInConversation } from '../db/memories/conversation.js';
 import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { restatementRanking, type RestatementHit } from '../db/memories/restatement-ranking.js';
-import { subjectSize } from '../db/memories/subject-stats.js';
-import { subjectUnusedWords, subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit, type TextHitRow } from '../db/memories/text-ranking.js';
+import { subjectUnusedWords, subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
@@ -14,7 +13,7 @@ import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from '
 import type { SpaceKeys } from '../db/memories/filters.js';
 
 /** How deep each retriever ranks before fusion: at least twice the largest recall limit. */
-const RANKING_DEPTH = 100;
+export const RANKING_DEPTH = 100;
 /**
  * Fusion constants, measured on LoCoMo turns and observations and the development set (bench/README.md, "Recall and
  * dedup quality"): a small k lets the top of each list count; the full-text ranking, which finds names, dates and
@@ -46,21 +45,17 @@ export const DEFAULT_EXACT_SCAN_LIMIT = 5000;
 /** How much of a matched restatement's text is read (recall shows it under its memory). */
 const RESTATEMENT_CHARS = 500;
 
-/** Which retrievers rank: recall uses both; benchmarks compare each alone. */
-export type RecallStrategy = 'hybrid' | 'vector' | 'text';
-
 export interface RankingQuery {
   readonly text: string;
-  /** The text's embedding; needed by every strategy but 'text'. */
-  readonly vector: StoredVector | undefined;
+  readonly vector: StoredVector;
   readonly filters: MemoryFilters;
 }
 
 export interface Ranking {
   /** Every ranked id, best first, with its fused score in (0, 1]. */
   readonly ranked: readonly FusedItem[];
-  /** How the vector ranking ran; undefined when it did not. */
-  readonly plan: VectorPlan | undefined;
+  /** How the vector ranking ran. */
+  readonly plan: VectorPlan;
   /** The restatements that matched, by memory id, nearest first. */
   readonly restatements: ReadonlyMap<number, readonly RestatementHit[]>;
 }
@@ -69,52 +64,36 @@ export interface Ranking {
  * The subject's memories ranked for `query`: vector similarity and full-text rank (over the question's content
  * words), fused by evidence-weighted reciprocal rank fusion (README, "Ranking"). Runs inside the caller's subject-scoped transaction.
  */
-export async function rankMemories(
-  trx: DbTransaction,
-  spaces: SpaceKeys,
-  query: RankingQuery,
-  options: { readonly strategy: RecallStrategy; readonly exactScanLimit: number },
-): Promise<Ranking> {
-  const rankings: RetrieverRanking[] = [];
-  let plan: VectorPlan | undefined;
+export async function rankMemories(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, options: { readonly exactScanLimit: number }): Promise<Ranking> {
   const efSearch = RANKING_DEPTH * 2;
-  const rankingSize = options.strategy === 'text' ? undefined : await sizeForVectorRanking(trx, spaces, query.filters, options.exactScanLimit, efSearch);
-  const size = rankingSize ?? (await subjectSize(trx, spaces));
+  const size = await sizeForVectorRanking(trx, spaces, query.filters, options.exactScanLimit, efSearch);
   const words = contentWords(query.text);
   // A subject known to be large walks the index at once, in a statement of its own (walkIndexWith).
-  const restore = options.strategy === 'hybrid' && query.vector !== undefined && rankingSize !== undefined ? walkAtOnce(rankingSize, query.vector, options.exactScanLimit) : undefined;
-  let hits: TextHit[] | undefined;
-  if (options.strategy !== 'text') {
-    if (query.vector === undefined) throw new RangeError(`the ${options.strategy} ranking needs the query's embedding`);
-    // The full-text ranking rides in the vector ranking's first statement: one round trip for both.
-    const text = options.strategy === 'hybrid' ? { query: textRankingQuery(spaces, query.filters, words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER } : undefined;
-    const vector: { ids: number[]; plan: VectorPlan; alongside: TextHitRow[] | undefined } =
-      restore === undefined || text === undefined
-        ? await vectorRanking(trx, spaces, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch, passages: true }, text)
-        : await walkIndexWith(trx, spaces, query.vector, RANKING_DEPTH, restore, text);
-    hits = vector.alongside?.map(toTextHit);
-    rankings.push({ ids: vector.ids, weight: VECTOR_WEIGHT });
-    plan = vector.plan;
-  }
-  if (options.strategy !== 'vector') hits ??= await textRanking(trx, spaces, query.filters, words, RANKING_DEPTH, size.memories);
+  const restore = walkAtOnce(size, query.vector, options.exactScanLimit);
+  // The full-text ranking rides in the vector ranking's first statement: one round trip for both.
+  const text = { query: textRankingQuery(spaces, query.filters, words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER };
+  const vector =
+    restore === undefined
+      ? await vectorRanking(trx, spaces, query.filters, query.vector, RANKING_DEPTH, { exactScanLimit: options.exactScanLimit, size, efSearch, passages: true }, text)
+      : await walkIndexWith(trx, spaces, query.vector, RANKING_DEPTH, restore, text);
+  const hits = vector.alongside?.map(toTextHit) ?? (await textRanking(trx, spaces, query.filters, words, RANKING_DEPTH, size.memories));
   // A subject with restatements (subject_stats says) ranks them too, in one more statement: each memory keeps its
   // best evidence, its own text's or a restatement's, in each ranking.
   const found = size.restatements > 0 ? await restatementRanking(trx, spaces, query.filters, words, query.vector, RANKING_DEPTH, RESTATEMENT_CHARS) : [];
-  if (rankings.length > 0 && found.length > 0) {
-    const nearer = found.filter((hit) => hit.distance !== undefined && hit.distance < (hit.memoryDistance ?? 2)).map((hit) => hit.memoryId);
-    rankings[0] = { ids: bestPositions(rankings[0]!.ids, nearer), weight: VECTOR_WEIGHT };
-  }
-  if (hits !== undefined) {
-    const worded = found.filter((hit) => hit.coverage > 0).sort((a, b) => b.coverage - a.coverage);
-    rankings.push(textHitsRanking(bestHits(hits, worded.map((hit) => ({ id: hit.memoryId, coverage: hit.coverage }))), TEXT_WEIGHT));
-  }
+  const nearer = found.filter((hit) => hit.distance !== undefined && hit.distance < (hit.memoryDistance ?? 2)).map((hit) => hit.memoryId);
+  const worded = found.filter((hit) => hit.coverage > 0).sort((a, b) => b.coverage - a.coverage);
+  const rankings: RetrieverRanking[] = [
+    { ids: bestPositions(vector.ids, nearer), weight: VECTOR_WEIGHT },
+    textHitsRanking(bestHits(hits, worded.map((hit) => ({ id: hit.memoryId, coverage: hit.coverage }))), TEXT_WEIGHT),
+  ];
+  const plan = vector.plan;
   const restatements = new Map<number, RestatementHit[]>();
   for (const hit of found) restatements.set(hit.memoryId, [...(restatements.get(hit.memoryId) ?? []), hit]);
-  const person = options.strategy === 'hybrid' ? await personRanking(trx, spaces, query, size.memories) : undefined;
+  const person = await personRanking(trx, spaces, query, size.memories);
   if (person !== undefined) rankings.push(person);
   const ranked = fuseRankings(rankings, RRF_K);
   // The bridges and the continuation start from the first results: with none, there is nothing to start from.
-  if (options.strategy !== 'hybrid' || ranked.length === 0) return { ranked, plan, restatements };
+  if (ranked.length === 0) return { ranked, plan, restatements };
   const firstTexts = firstResultTexts(trx, spaces, ranked);
   const extended = [
     await bridgeRanking(trx, spaces, query, words, firstTexts, size.memories),
