@@ -87,6 +87,22 @@ const LISTED_OVERLAP = 0;
  */
 const WORDED = { limit: 3, minCoverage: 0.2 } as const;
 const WORDED_WORDS = 40;
+/** Characters as max_chars counts them (code points). */
+const charCount = (text: string): number => [...text].length;
+
+/** The first of `items` whose texts fit in `budget` characters together. */
+function fitting<T extends { readonly text: string }>(items: readonly T[], budget: number): T[] {
+  const kept: T[] = [];
+  let left = budget;
+  for (const item of items) {
+    const chars = charCount(item.text);
+    if (chars > left) break;
+    kept.push(item);
+    left -= chars;
+  }
+  return kept;
+}
+
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
 /** Most restatements recall shows under one memory (nearest first). */
@@ -315,12 +331,22 @@ export class MemoryService {
       const target = await resolveSpace(trx, caller, request.space, 'read');
       const subject = target.key;
       const rows = await listPage(trx, subject, request, request.limit + 1);
-      const { kept, cut } = fitToBudget(rows.slice(0, request.limit), request.maxChars);
+      const page = rows.slice(0, request.limit);
+      // A memory's restatements are listed with it, so they count in max_chars with its text.
+      const restatements = await restatementsOf(trx, subject, page.map((row) => row.id));
+      const restated = (id: number) => restatements.get(id) ?? [];
+      const { kept, cut } = fitToBudget(
+        page.map((row) => ({ row, textChars: row.textChars + restated(row.id).reduce((sum, restatement) => sum + charCount(restatement.text), 0) })),
+        request.maxChars,
+      );
       const more = cut || rows.length > request.limit;
-      const restatements = await restatementsOf(trx, subject, kept.map(({ row }) => row.id));
       return {
-        memories: kept.map(({ row, truncated }) => ({ ...toMemory(row, truncated, refOf(target)), restatements: restatements.get(row.id) ?? [] })),
-        next: more ? kept.at(-1)?.row.position : undefined,
+        memories: kept.map(({ row: { row }, truncated }) => ({
+          ...toMemory(row, truncated && row.textChars > request.maxChars, refOf(target)),
+          // A first memory over the budget keeps the restatements (oldest first) that fit beside its text.
+          restatements: truncated ? fitting(restated(row.id), request.maxChars - Math.min(row.textChars, request.maxChars)) : restated(row.id),
+        })),
+        next: more ? kept.at(-1)?.row.row.position : undefined,
         cutByBudget: cut,
       };
     });

@@ -138,6 +138,33 @@ describe.each(engines)('restatements on %s', (engine) => {
     ]);
   });
 
+  it('counts restatements in list_memories\' max_chars, with their memory', async () => {
+    const subject = newSubject();
+    // 150 characters, and a restatement of it (147): together 297.
+    const note = 'The user keeps the spare keys to the allotment shed, the bike lock and the loft hatch in the green tin on the hall shelf, behind the bird book, always';
+    const again = `${note.replace(/^The user/, 'User')}.`;
+    expect([note.length, again.length]).toEqual([150, 147]);
+    const memoryId = (await call(subject, 'remember', { text: note })).structured.memory_id;
+    expect((await call(subject, 'remember', { text: again, dedup_policy: 'skip_if_near' })).structured.message).toBe('Already remembered');
+    const cello = 'The user plays the cello on Sundays with a quartet from the village hall; they rehearse at four.';
+    const newer = (await call(subject, 'remember', { text: cello, dedup_policy: 'insert' })).structured.memory_id;
+    const listedIds = (answer: { structured: Record<string, unknown> }) => (answer.structured.memories as { memory_id: number }[]).map((memory) => memory.memory_id);
+    // Newest first: the cello, then the note with its restatement.
+    const whole = await call(subject, 'list_memories', { max_chars: cello.length + 297 });
+    expect(listedIds(whole)).toEqual([newer, memoryId]);
+    // One character less and the note with its restatement does not fit: the page ends before it.
+    const cut = await call(subject, 'list_memories', { max_chars: cello.length + 296 });
+    expect(listedIds(cut)).toEqual([newer]);
+    expect(cut.structured.next_cursor).toEqual(expect.any(String));
+    // A first memory over the budget: its text whole when it fits, with the restatements that fit beside it.
+    await call(subject, 'forget', { memory_id: newer });
+    const first = await call(subject, 'list_memories', { max_chars: 296 });
+    expect(first.structured.memories).toEqual([expect.objectContaining({ memory_id: memoryId, text: note, restatements: [] })]);
+    expect((first.structured.memories as Record<string, unknown>[])[0]!.text_truncated).toBeUndefined();
+    const roomy = await call(subject, 'list_memories', { max_chars: 297 });
+    expect((roomy.structured.memories as { restatements: { text: string }[] }[])[0]!.restatements.map((restatement) => restatement.text)).toEqual([again]);
+  });
+
   it.each(['forget', 'correct'] as const)('goes with its memory on %s, and the tombstone keeps it', async (tool) => {
     const subject = newSubject();
     const { memoryId } = await restated(subject);
