@@ -43,7 +43,7 @@ export async function findNearMemories(
   // The lock (when asked for) is taken by the size's statement: the size only chooses the plan, and every row
   // read below is read by a later statement, which sees what writers committed before the lock was granted.
   const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, exactScanLimit, WALK_EF_SEARCH, options.lockForWrite === true ? subjectWriteLock(subject) : undefined);
-  const near = await nearestRows(trx, subject, vector, minSimilarity, limit, exactScanLimit, size, text);
+  const near = await nearestRows(trx, subject, vector, size, { minSimilarity, limit, exactScanLimit, text });
   if (worded === undefined || worded.words.trim() === '' || near.length >= worded.unlessFound) return near.map(toNearMemory);
   // The memories that say most of the same words, whatever their similarity: a paraphrase the model scores low
   // ("Lisbon hotel booking ref: QX7T42") still shares its rare words with what it restates.
@@ -66,15 +66,13 @@ export interface WordedSearch {
   readonly unlessFound: number;
 }
 
+/** findNearMemories by the vectors alone: the exact scan, or the index walk for a subject of that `size`. */
 async function nearestRows(
   trx: DbTransaction,
   subject: string,
   vector: StoredVector,
-  minSimilarity: number,
-  limit: number,
-  exactScanLimit: number,
   size: Awaited<ReturnType<typeof sizeForVectorRanking>>,
-  text: string | undefined,
+  { minSimilarity, limit, exactScanLimit, text }: { minSimilarity: number; limit: number; exactScanLimit: number; text: string | undefined },
 ): Promise<NearRow[]> {
   if (size.memories <= exactScanLimit) return nearRows(trx, subject, vector, minSimilarity, limit, undefined);
   const restore = walkAtOnce(size, vector, exactScanLimit);
