@@ -2,6 +2,22 @@ import type { MemoryRecord } from '../db/memories/records.js';
 import type { SpaceRef } from '../spaces/spaces.js';
 import type { Memory } from './types.js';
 
+/** Number of Unicode code points in `value` (not UTF-16 code units): characters as max_chars counts them. */
+export const codePointLength = (value: string): number => [...value].length;
+
+/** The first of `items` whose texts fit in `budget` characters together (none cut). */
+export function fitTexts<T extends { readonly text: string }>(items: readonly T[], budget: number): T[] {
+  const kept: T[] = [];
+  let left = budget;
+  for (const item of items) {
+    const chars = codePointLength(item.text);
+    if (chars > left) break;
+    kept.push(item);
+    left -= chars;
+  }
+  return kept;
+}
+
 /**
  * Takes rows in order while their texts fit in `maxChars` characters in total; the first row that does not
  * fit ends the list (order is never skipped over). A first row longer than the whole budget is returned cut

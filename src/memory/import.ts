@@ -2,7 +2,7 @@ import { allocateMemoryId, memoriesWithTexts, tombstonesWithTexts } from '../db/
 import { insertMemory } from '../db/memories/memories.js';
 import { insertImportedRestatements, restatementsOf } from '../db/memories/restatements.js';
 import { insertTombstone } from '../db/memories/tombstones.js';
-import { holdForWrite } from '../spaces/spaces.js';
+import { authorIn, holdForWrite } from '../spaces/spaces.js';
 import type { DatabaseHandle, Principal } from '../db/open-database.js';
 import { toVectorLiteral, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
@@ -208,8 +208,7 @@ class ImportRun {
           overQuota = quotaProblem(this.#quota, { memories: usage.memories + memories, textBytes }, bytes);
           if (overQuota !== undefined) break;
           textBytes += bytes;
-          const author = subject === this.#principal.subject ? undefined : this.#principal.subject;
-          const id = await insertMemory(trx, subject, { ...item.memory, author }, vectors, item.timestamps);
+          const id = await insertMemory(trx, subject, { ...item.memory, author: authorIn(subject, this.#principal) }, vectors, item.timestamps);
           await insertImportedRestatements(trx, subject, id, item.restatements.map((restatement) => ({ restatement, vector: restatementVectorOf.get(restatement)! })));
           idsByKey.set(item.key, id);
           memories += 1;

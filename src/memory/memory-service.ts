@@ -17,9 +17,9 @@ import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, forbidden, notFound } from '../errors.js';
-import { holdForWrite, resolveSpace, resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
+import { authorIn, holdForWrite, resolveSpace, resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
 import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
-import { fitToBudget, toMemory } from './budget.js';
+import { codePointLength, fitTexts, fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
 import { embedMemoryTexts } from './passages.js';
 import { checkQuota, NO_QUOTA, type SubjectQuota } from './quota.js';
@@ -87,22 +87,6 @@ const LISTED_OVERLAP = 0;
  */
 const WORDED = { limit: 3, minCoverage: 0.2 } as const;
 const WORDED_WORDS = 40;
-/** Characters as max_chars counts them (code points). */
-const charCount = (text: string): number => [...text].length;
-
-/** The first of `items` whose texts fit in `budget` characters together. */
-function fitting<T extends { readonly text: string }>(items: readonly T[], budget: number): T[] {
-  const kept: T[] = [];
-  let left = budget;
-  for (const item of items) {
-    const chars = charCount(item.text);
-    if (chars > left) break;
-    kept.push(item);
-    left -= chars;
-  }
-  return kept;
-}
-
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
 /** Most restatements recall shows under one memory (nearest first). */
@@ -164,7 +148,6 @@ export class MemoryService {
     const { result, termsPending, subject } = await this.#options.db.withSubject(principal, 'storing the memory', async (trx) => {
       const target = await resolveSpace(trx, principal, space, 'write');
       const subject = target.key;
-      const author = subject === principal.subject ? undefined : principal.subject;
       // The near-duplicate check takes the space's write lock in its first statement.
       if (policy === 'insert') await lockSubjectForWrite(trx, subject);
       const candidates =
@@ -203,7 +186,7 @@ export class MemoryService {
         return { result: found, termsPending: false, subject };
       }
       await checkQuota(trx, subject, this.#quota, memory.text);
-      const inserted = await insertMemoryNearTombstones(trx, subject, { ...memory, author }, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
+      const inserted = await insertMemoryNearTombstones(trx, subject, { ...memory, author: authorIn(subject, principal) }, vectors, { minSimilarity: threshold, limit: NEAR_LIMIT, termsAtOnce: TERMS_PER_STEP });
       const stored: RememberResult = {
         memoryId: inserted.memoryId,
         status: 'stored',
@@ -336,7 +319,7 @@ export class MemoryService {
       const restatements = await restatementsOf(trx, subject, page.map((row) => row.id));
       const restated = (id: number) => restatements.get(id) ?? [];
       const { kept, cut } = fitToBudget(
-        page.map((row) => ({ row, textChars: row.textChars + restated(row.id).reduce((sum, restatement) => sum + charCount(restatement.text), 0) })),
+        page.map((row) => ({ row, textChars: row.textChars + restated(row.id).reduce((sum, restatement) => sum + codePointLength(restatement.text), 0) })),
         request.maxChars,
       );
       const more = cut || rows.length > request.limit;
@@ -344,7 +327,7 @@ export class MemoryService {
         memories: kept.map(({ row: { row }, truncated }) => ({
           ...toMemory(row, truncated && row.textChars > request.maxChars, refOf(target)),
           // A first memory over the budget keeps the restatements (oldest first) that fit beside its text.
-          restatements: truncated ? fitting(restated(row.id), request.maxChars - Math.min(row.textChars, request.maxChars)) : restated(row.id),
+          restatements: truncated ? fitTexts(restated(row.id), request.maxChars - Math.min(row.textChars, request.maxChars)) : restated(row.id),
         })),
         next: more ? kept.at(-1)?.row.row.position : undefined,
         cutByBudget: cut,
@@ -359,9 +342,8 @@ export class MemoryService {
   async forget(caller: Caller, memoryId: number, note: string | undefined, space?: string): Promise<ForgetResult> {
     rejectSecrets({ note });
     return this.#options.db.withSubject(caller, 'forgetting the memory', async (trx) => {
-      const target = await this.#spaceOfMemory(trx, caller, memoryId, 'write', space);
+      const target = await this.#spaceOfRow(trx, caller, 'memories', memoryId, 'write', space);
       const subject = target.key;
-      await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
       await insertTombstone(trx, subject, removed, 'forgotten', undefined, note);
@@ -385,9 +367,8 @@ export class MemoryService {
     const tags = correction.tags === undefined ? undefined : canonicalTags(correction.tags);
     const vectors = await this.#embedMemory(principal.subject, correction.text);
     return this.#options.db.withSubject(principal, 'correcting the memory', async (trx) => {
-      const target = await this.#spaceOfMemory(trx, principal, memoryId, 'write', space);
+      const target = await this.#spaceOfRow(trx, principal, 'memories', memoryId, 'write', space);
       const subject = target.key;
-      await lockSubjectForWrite(trx, subject);
       const removed = await deleteMemory(trx, subject, memoryId);
       if (removed === undefined) throw notFound(`memory ${memoryId}`);
       // The old memory is no longer counted: a correction needs room only for what its text adds.
@@ -404,7 +385,7 @@ export class MemoryService {
           sessionId: correction.sessionId,
           expiresAt: correction.expiresAt,
           lastConfirmedAt: undefined,
-          author: subject === principal.subject ? undefined : principal.subject,
+          author: authorIn(subject, principal),
         },
         vectors,
       );
@@ -427,11 +408,7 @@ export class MemoryService {
     if (found === undefined) throw notFound(`restatement ${restatementId}`);
     const vectors = await this.#embedMemory(principal.subject, found.text);
     return this.#options.db.withSubject(principal, 'making the restatement a memory', async (trx) => {
-      const target = await spaceOfRow(trx, 'memory_restatements', restatementId);
-      if (target === undefined) throw notFound(`restatement ${restatementId}`);
-      if (target.role === 'reader') throw forbidden('you may read this space but not change it (your role there is reader)');
-      const subject = target.key;
-      await holdForWrite(trx, principal, subject);
+      const subject = (await this.#spaceOfRow(trx, principal, 'memory_restatements', restatementId, 'write', undefined)).key;
       const removed = await deleteRestatement(trx, subject, restatementId);
       if (removed === undefined) throw notFound(`restatement ${restatementId}`);
       const memoryId = await insertMemory(
@@ -446,7 +423,7 @@ export class MemoryService {
           sessionId: removed.sessionId ?? undefined,
           expiresAt: undefined,
           lastConfirmedAt: removed.createdAt,
-          author: subject === principal.subject ? undefined : principal.subject,
+          author: authorIn(subject, principal),
         },
         vectors,
         { createdAt: removed.createdAt, updatedAt: new Date() },
@@ -458,7 +435,7 @@ export class MemoryService {
   /** Marks a memory as verified now (a reader may not: it changes what the brief puts first). */
   async confirm(caller: Caller, memoryId: number, space?: string): Promise<ConfirmResult> {
     return this.#options.db.withSubject(caller, 'confirming the memory', async (trx) => {
-      const target = await this.#spaceOfMemory(trx, caller, memoryId, 'write', space);
+      const target = await this.#spaceOfRow(trx, caller, 'memories', memoryId, 'write', space);
       const confirmed = await confirmMemory(trx, target.key, memoryId);
       if (confirmed === undefined) throw notFound(`memory ${memoryId}`);
       return { memoryId, lastConfirmedAt: confirmed, space: refOf(target) };
@@ -468,7 +445,7 @@ export class MemoryService {
   /** One memory, expired or not, with its whole text. NOT_FOUND for a memory the caller may not read too. */
   async get(caller: Caller, memoryId: number): Promise<Memory> {
     return this.#options.db.withSubject(caller, 'reading the memory', async (trx) => {
-      const target = await this.#spaceOfMemory(trx, caller, memoryId, 'read', undefined);
+      const target = await this.#spaceOfRow(trx, caller, 'memories', memoryId, 'read', undefined);
       const record = await readMemory(trx, target.key, memoryId, WHOLE_TEXT);
       if (record === undefined) throw notFound(`memory ${memoryId}`);
       return toMemory(record, false, refOf(target));
@@ -516,8 +493,7 @@ export class MemoryService {
    */
   async eraseTombstones(caller: Caller, memoryId: number | undefined, space?: string): Promise<number> {
     return this.#options.db.withSubject(caller, 'erasing tombstones', async (trx) => {
-      const target = await resolveSpace(trx, caller, space, 'write');
-      await lockSubjectForWrite(trx, target.key);
+      const target = await holdForWrite(trx, caller, (await resolveSpace(trx, caller, space, 'read')).key);
       const erased = await eraseTombstones(trx, target.key, memoryId);
       if (memoryId !== undefined && erased === 0) throw notFound(`tombstone of memory ${memoryId}`);
       return erased;
@@ -579,21 +555,24 @@ export class MemoryService {
   }
 
   /**
-   * The space memory `memoryId` lives in, with the caller's role: NOT_FOUND when they may not read it (or it is not
-   * in `space`, when given), FORBIDDEN when `need` is write and they are a reader there.
+   * The space memory (or restatement) `id` lives in, with the caller's role: NOT_FOUND when they may not read it
+   * (or it is not in `space`, when given), FORBIDDEN when `need` is write and they are a reader there. For a
+   * write, the space is held for it (holdForWrite: its write lock, the role read again under it).
    */
-  async #spaceOfMemory(trx: DbTransaction, caller: Caller, memoryId: number, need: Need, space: string | undefined): Promise<AccessibleSpace> {
+  async #spaceOfRow(trx: DbTransaction, caller: Caller, table: 'memories' | 'memory_restatements', id: number, need: Need, space: string | undefined): Promise<AccessibleSpace> {
     const principal = toPrincipal(caller);
-    const row = await spaceOfRow(trx, 'memories', memoryId);
-    if (row === undefined) throw notFound(`memory ${memoryId}`);
+    const what = `${table === 'memories' ? 'memory' : 'restatement'} ${id}`;
+    const row = await spaceOfRow(trx, table, id);
+    if (row === undefined) throw notFound(what);
     const found = toAccessible(row, principal.subject);
     if (space !== undefined) {
       const named = await resolveSpace(trx, principal, space, 'read');
-      if (named.key !== found.key) throw notFound(`memory ${memoryId} in space ${JSON.stringify(space)}`);
+      if (named.key !== found.key) throw notFound(`${what} in space ${JSON.stringify(space)}`);
     }
     if (need === 'read') return found;
+    // Refused before waiting for the lock; holdForWrite asks again under it.
     if (found.role === 'reader') throw forbidden(`you may read space "${found.name}" but not change it (your role there is reader)`);
-    return found.personal ? found : holdForWrite(trx, principal, found.key);
+    return holdForWrite(trx, principal, found.key);
   }
 
   /** A memory's text embedded whole and by passages (embedMemoryTexts), the subject as the provider's fairness key. */

@@ -26,6 +26,7 @@
  */
 
 import { invalidInput } from '../errors.js';
+import { codePointLength } from './budget.js';
 
 export const TAG_LIMITS = { maxTags: 20, maxTagChars: 64 } as const;
 
@@ -51,9 +52,6 @@ export function normalizeTag(tag: string): string {
   while (end > start && out[end - 1] === '-') end--;
   return out.slice(start, end);
 }
-
-/** Number of Unicode code points in `value` (not UTF-16 code units). */
-const codePointLength = (value: string): number => [...value].length;
 
 /** Normalises, validates and de-duplicates a list of tags; the first problem found refuses the list. */
 export function normalizeTags(input: readonly string[]): TagResult {

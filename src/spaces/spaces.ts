@@ -12,6 +12,12 @@ export type Caller = Principal | string;
 
 export const toPrincipal = (caller: Caller): Principal => (typeof caller === 'string' ? { subject: caller } : caller);
 
+/** Who wrote a row of the space keyed `key`, as `memories.author` keeps it: nobody in one's own personal space. */
+export function authorIn(key: string, caller: Caller): string | undefined {
+  const { subject } = toPrincipal(caller);
+  return key === subject ? undefined : subject;
+}
+
 /** The id every subject's personal space answers to: its key is the subject itself, never shown. */
 export const PERSONAL_SPACE_ID = 'personal';
 export const PERSONAL_SPACE_NAME = 'Personal';
