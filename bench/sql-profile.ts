@@ -14,6 +14,8 @@ import { summarise } from './lib/stats.js';
 import { memoryText, queryText, syntheticEmbedder } from './lib/synthetic-embedder.js';
 
 const calls = Number(process.argv[2] ?? 100);
+/** How long after each call its background statements are waited for (and counted apart from the call's). */
+const AFTER_ANSWER_MS = 20;
 const memories = Number(process.argv[3] ?? 100_000);
 if (BENCH_DATABASE_URL === undefined) throw new Error('set TEST_DATABASE_URL (PostgreSQL only)');
 
@@ -65,8 +67,10 @@ console.log(`SQL profile: ${calls} calls each, one subject of ${memories} memori
 try {
   for (const [name, run] of operations) {
     for (let i = 0; i < 10; i++) await run(i); // warm-up
+    await new Promise((resolve) => setTimeout(resolve, AFTER_ANSWER_MS));
     const byStatement = new Map<string, number[]>();
     const perCall: number[] = [];
+    const after: number[] = [];
     const wall: number[] = [];
     for (let i = 0; i < calls; i++) {
       recorder.statements = [];
@@ -74,13 +78,19 @@ try {
       await run(100 + i);
       wall.push(performance.now() - t0);
       perCall.push(recorder.statements.length);
+      // What the service does once the call has answered (recall's counts: RecallCounts), counted apart.
+      await new Promise((resolve) => setTimeout(resolve, AFTER_ANSWER_MS));
+      after.push(recorder.statements.length - perCall.at(-1)!);
       for (const statement of recorder.statements) {
         const key = statement.text.slice(0, 90);
         byStatement.set(key, [...(byStatement.get(key) ?? []), statement.ms]);
       }
     }
     const whole = summarise(wall, 1);
-    console.log(`\n${name}: ${perCall[0]} round trips per call (min ${Math.min(...perCall)}, max ${Math.max(...perCall)}); whole call p50 ${whole.p50.toFixed(2)} ms p95 ${whole.p95.toFixed(2)} ms`);
+    console.log(
+      `\n${name}: ${perCall[0]} round trips per call (min ${Math.min(...perCall)}, max ${Math.max(...perCall)}) and ${after[0]} after its answer (max ${Math.max(...after)}); ` +
+        `whole call p50 ${whole.p50.toFixed(2)} ms p95 ${whole.p95.toFixed(2)} ms`,
+    );
     for (const [key, times] of byStatement) {
       const s = summarise(times, 1);
       console.log(`  ${String(times.length).padStart(4)}× p50 ${s.p50.toFixed(2).padStart(6)} ms p95 ${s.p95.toFixed(2).padStart(6)} ms  ${key}`);

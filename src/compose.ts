@@ -150,7 +150,7 @@ async function composeOnStorage(
     metricsApp,
     async close() {
       await Promise.all([app.close(), metricsApp?.close()]);
-      memory.close();
+      await memory.close();
       stateFile?.close();
       await storage.close();
     },

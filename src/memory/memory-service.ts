@@ -25,6 +25,7 @@ import { embedMemoryTexts } from './passages.js';
 import { checkQuota, NO_QUOTA, type SubjectQuota } from './quota.js';
 import { DEFAULT_EXACT_SCAN_LIMIT, rankMemories } from './recall-ranking.js';
 import { comparerOf } from './same-fact.js';
+import { RecallCounts } from './recall-counts.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
 import type {
@@ -128,9 +129,14 @@ export class MemoryService {
   readonly #options: MemoryServiceOptions;
   #termsRetry: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #recallCounts: RecallCounts;
 
   constructor(options: MemoryServiceOptions) {
     this.#options = options;
+    this.#recallCounts = new RecallCounts(
+      (caller, counts) => options.db.withSubject(caller, 'counting recalls', (trx) => recordRecalls(trx, counts)),
+      (error) => options.onRecallCountError?.(error),
+    );
   }
 
   get #quota(): SubjectQuota {
@@ -223,10 +229,11 @@ export class MemoryService {
     }
   }
 
-  /** Stops the retries of completePendingTerms. */
-  close(): void {
+  /** Stops the retries of completePendingTerms and writes the recall counts still waiting. */
+  async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#termsRetry);
+    await this.#recallCounts.flush();
   }
 
   /**
@@ -281,18 +288,9 @@ export class MemoryService {
         cutBy: cut ? 'max_chars' : ranked.length > request.limit ? 'limit' : undefined,
       };
     }, { readOnly: true });
-    await this.#countRecalls(principal, result.memories.map((memory) => memory.id));
+    // How often each memory was recalled feeds the brief; counted after the answer, a failure never fails it.
+    this.#recallCounts.add(principal, result.memories.map((memory) => memory.id));
     return result;
-  }
-
-  /** How often each memory was recalled feeds the brief; a failure to count never fails the recall. */
-  async #countRecalls(caller: Caller, ids: readonly number[]): Promise<void> {
-    if (ids.length === 0) return;
-    try {
-      await this.#options.db.withSubject(caller, 'counting recalls', (trx) => recordRecalls(trx, ids));
-    } catch (error) {
-      this.#options.onRecallCountError?.(error);
-    }
   }
 
   /**
@@ -301,6 +299,8 @@ export class MemoryService {
    * recalled), grouped by tag.
    */
   async brief(caller: Caller, maxChars: number, space?: string): Promise<Brief> {
+    // The recalls answered so far count: a brief right after a recall sees it.
+    await this.#recallCounts.flush();
     return this.#options.db.withSubject(caller, 'reading the brief', async (trx) => {
       const target = await resolveSpace(trx, caller, space, 'read');
       const candidates = await briefCandidates(trx, target.key, BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS);

@@ -2,7 +2,7 @@ import { nextInConversation } from '../db/memories/conversation.js';
 import { fetchMemories } from '../db/memories/read-memories.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { restatementRanking, type RestatementHit } from '../db/memories/restatement-ranking.js';
-import { subjectUnusedWords, subjectUsesTerms, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
+import { questionWordLookups, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type TextHit } from '../db/memories/text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
@@ -66,7 +66,12 @@ export interface Ranking {
  */
 export async function rankMemories(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, options: { readonly exactScanLimit: number }): Promise<Ranking> {
   const efSearch = RANKING_DEPTH * 2;
-  const size = await sizeForVectorRanking(trx, spaces, query.filters, options.exactScanLimit, efSearch);
+  // The question's words that may be bridged by meaning, and its person words: whether the subject's memories use
+  // them is asked in the statement that reads the subject's size.
+  const meaningWords = dictionaryWords(meaningCandidates(query.text));
+  const person = personWords(query.text);
+  const size = await sizeForVectorRanking(trx, spaces, query.filters, options.exactScanLimit, efSearch, questionWordLookups(spaces, meaningWords, person.asked));
+  const lookups = size.alongside ?? { unused: [], usesPersonWords: false };
   const words = contentWords(query.text);
   // A subject known to be large walks the index at once, in a statement of its own (walkIndexWith).
   const restore = walkAtOnce(size, query.vector, options.exactScanLimit);
@@ -89,15 +94,15 @@ export async function rankMemories(trx: DbTransaction, spaces: SpaceKeys, query:
   const plan = vector.plan;
   const restatements = new Map<number, RestatementHit[]>();
   for (const hit of found) restatements.set(hit.memoryId, [...(restatements.get(hit.memoryId) ?? []), hit]);
-  const person = await personRanking(trx, spaces, query, size.memories);
-  if (person !== undefined) rankings.push(person);
+  const byPerson = person.searched.length === 0 || lookups.usesPersonWords ? undefined : await personRanking(trx, spaces, query, person.searched, size.memories);
+  if (byPerson !== undefined) rankings.push(byPerson);
   const ranked = fuseRankings(rankings, RRF_K);
   // The bridges and the continuation start from the first results: with none, there is nothing to start from.
   if (ranked.length === 0) return { ranked, plan, restatements };
   const firstTexts = firstResultTexts(trx, spaces, ranked);
   const extended = [
     await bridgeRanking(trx, spaces, query, words, firstTexts, size.memories),
-    await meaningRanking(trx, spaces, query, firstTexts),
+    await meaningRanking(lookups.unused, firstTexts),
     // Only a subject with memories in conversations has a next memory to look up.
     size.inConversations > 0 ? await continuationRanking(trx, spaces, query, ranked[0]!.id) : undefined,
   ].filter((ranking) => ranking !== undefined);
@@ -169,12 +174,10 @@ function textHitsRanking(hits: readonly TextHit[], weight: number): RetrieverRan
 /**
  * A question that names a person by a word the subject's memories never use ("Who is the user's spouse?",
  * "Which relative …?") is also ranked by the words they may use instead ("partner", "husband", "wife"; "brother",
- * "aunt", …), as a ranking of its own. When the memories do use the question's word, its full-text ranking
- * already finds them, and the other words would only bring in other people.
+ * "aunt", …: `searched`), as a ranking of its own. When the memories do use the question's word, its full-text
+ * ranking already finds them, and the other words would only bring in other people (rankMemories asks first).
  */
-async function personRanking(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, subjectMemories: number): Promise<RetrieverRanking | undefined> {
-  const { asked, searched } = personWords(query.text);
-  if (searched.length === 0 || (asked.length > 0 && (await subjectUsesTerms(trx, spaces, asked.join(' '))))) return undefined;
+async function personRanking(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, searched: readonly string[], subjectMemories: number): Promise<RetrieverRanking> {
   const hits = await textRanking(trx, spaces, query.filters, searched.join(' '), RANKING_DEPTH, subjectMemories);
   return { ids: hits.map((hit) => hit.id), weight: PERSON_WEIGHT };
 }
@@ -207,10 +210,7 @@ async function bridgeRanking(
  * order, at a small weight: it reorders the first results, it adds none. Undefined when every word is used or
  * nothing bridges.
  */
-async function meaningRanking(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, firstTexts: FirstResultTexts): Promise<RetrieverRanking | undefined> {
-  const candidates = dictionaryWords(meaningCandidates(query.text));
-  if (candidates.length === 0) return undefined;
-  const unused = await subjectUnusedWords(trx, spaces, candidates);
+async function meaningRanking(unused: readonly string[], firstTexts: FirstResultTexts): Promise<RetrieverRanking | undefined> {
   if (unused.length === 0) return undefined;
   const sources = await firstTexts(MEANING_SOURCES);
   const bridged = bridgedByMeaning(unused, sources.map((source) => textWords(source.text)));

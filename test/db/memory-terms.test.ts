@@ -3,9 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMemoryNearTombstones } from '../../src/db/memories/memories.js';
 import { continueMemoryTerms } from '../../src/db/memories/memory-terms.js';
-import { subjectUnusedWords, subjectUsesTerms } from '../../src/db/memories/text-ranking.js';
+import { questionWordLookups } from '../../src/db/memories/text-ranking.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
+import type { DbTransaction } from '../../src/db/schema.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
 import { MemoryService } from '../../src/memory/memory-service.js';
 import { TEST_DATABASE_URL, engines } from '../helpers/engines.js';
@@ -59,20 +60,26 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
     await insert('uses-a', "The user's spouse Jo is a nurse.");
     await insert('uses-b', "The user's partner Kim is a pilot.");
     try {
-      const uses = (subject: string, words: string) => db.withSubject(subject, 'looking up', (trx) => subjectUsesTerms(trx, subject, words));
+      // Both look-ups ride in one expression of the statement that reads the subject's size (recall).
+      const lookUp = (trx: DbTransaction, subject: string, words: string[], personWords: string[]) =>
+        sql<{ found: { unused: string[]; usesPersonWords: boolean } }>`select ${questionWordLookups(subject, words, personWords)} as found`.execute(trx).then(({ rows }) => rows[0]!.found);
+      const uses = (subject: string, words: string) => db.withSubject(subject, 'looking up', async (trx) => (await lookUp(trx, subject, [], words.split(' '))).usesPersonWords);
       expect(await uses('uses-a', 'spouse')).toBe(true);
       expect(await uses('uses-a', 'spouses')).toBe(true);
       expect(await uses('uses-a', 'partner')).toBe(false);
       expect(await uses('uses-a', 'wife partner')).toBe(false);
       expect(await uses('uses-a', 'partner spouse')).toBe(true);
       // Another subject's memories say "partner": under row-level security its terms are not this subject's.
-      expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUsesTerms(trx, 'uses-b', 'partner'))).toBe(false);
+      expect(await db.withSubject('uses-a', 'looking up', async (trx) => (await lookUp(trx, 'uses-b', [], ['partner'])).usesPersonWords)).toBe(false);
+      // No person word asked: nothing to look up.
+      expect(await db.withSubject('uses-a', 'looking up', async (trx) => (await lookUp(trx, 'uses-a', [], [])).usesPersonWords)).toBe(false);
 
-      // Word by word: which of them no memory of the subject uses; a stop word is never returned.
-      const unused = (subject: string, words: string[]) => db.withSubject(subject, 'looking up', (trx) => subjectUnusedWords(trx, subject, words));
+      // Word by word: which of them no memory of the subject uses, in their order; a stop word is never returned.
+      const unused = (subject: string, words: string[]) => db.withSubject(subject, 'looking up', async (trx) => (await lookUp(trx, subject, words, [])).unused);
       expect(await unused('uses-a', ['spouses', 'partner', 'nurse', 'pilot', 'the'])).toEqual(['partner', 'pilot']);
+      expect(await unused('uses-a', ['pilot', 'partner'])).toEqual(['pilot', 'partner']);
       expect(await unused('uses-a', [])).toEqual([]);
-      expect(await db.withSubject('uses-a', 'looking up', (trx) => subjectUnusedWords(trx, 'uses-b', ['partner']))).toEqual(['partner']);
+      expect(await db.withSubject('uses-a', 'looking up', async (trx) => (await lookUp(trx, 'uses-b', ['partner'], [])).unused)).toEqual(['partner']);
     } finally {
       // The next test compares every memory_terms row: leave none behind.
       for (const subject of ['uses-a', 'uses-b']) await db.withSubject(subject, 'cleaning up', (trx) => sql`delete from memories where subject = ${subject}`.execute(trx));

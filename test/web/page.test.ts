@@ -580,6 +580,8 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     const { page } = alice;
     // A recall, so that her recall counts are there to be deleted too.
     await server.call(alice.token, 'recall', { query: 'anything at all', limit: 1 });
+    // Counted just after the answer (RecallCounts).
+    await expect.poll(async () => (await rowsOf(server, engine, alice.id)).memory_recalls).toBeGreaterThan(0);
     const bobBefore = await rowsOf(server, engine, bob.id);
     const aliceBefore = await rowsOf(server, engine, alice.id);
     expect(aliceBefore.memories).toBeGreaterThan(0);

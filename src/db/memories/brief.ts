@@ -32,11 +32,13 @@ export async function briefCandidates(trx: DbTransaction, spaces: SpaceKeys, per
   return rows.map((row) => ({ ...toMemoryRecord(row), recalls: Number(row.recalls ?? 0) }));
 }
 
-/** Counts one recall of each of these memories (those still stored, of the spaces the transaction may read). */
-export async function recordRecalls(trx: DbTransaction, ids: readonly number[]): Promise<void> {
-  if (ids.length === 0) return;
+/** Adds each memory's recalls (by id) to its count: those still stored, of the spaces the transaction may read. */
+export async function recordRecalls(trx: DbTransaction, counts: ReadonlyMap<number, number>): Promise<void> {
+  if (counts.size === 0) return;
   await sql`
     insert into memory_recalls (memory_id, subject, recalls)
-      select id, subject, 1 from memories where id = any(${ids.map(String)}::bigint[])
-      on conflict (memory_id) do update set recalls = memory_recalls.recalls + 1, last_recalled_at = now()`.execute(trx);
+      select memories.id, memories.subject, counted.recalls
+        from unnest(${[...counts.keys()].map(String)}::bigint[], ${[...counts.values()]}::integer[]) as counted(id, recalls)
+        join memories on memories.id = counted.id
+      on conflict (memory_id) do update set recalls = memory_recalls.recalls + excluded.recalls, last_recalled_at = now()`.execute(trx);
 }

@@ -141,25 +141,34 @@ export function textRankingQuery(spaces: SpaceKeys, filters: MemoryFilters, quer
 }
 
 /**
- * Those of `words` that none of the subject's memories uses (compared as full-text lexemes, so "herbs" uses "herb");
- * in their order; a word PostgreSQL's stemmer drops (a stop word) is not returned. Each lexeme is looked up by the
- * primary key; prepared, since a recall with such words asks it.
+ * Those of `words` that none of the subject's memories uses (compared as full-text lexemes, so "herbs" uses "herb"),
+ * in their order, as a JSON array of text; a word PostgreSQL's stemmer drops (a stop word) is not in it. Each lexeme
+ * is looked up by the primary key. An expression: it rides in a statement recall sends anyway (sizeForVectorRanking).
  */
-export async function subjectUnusedWords(trx: DbTransaction, spaces: SpaceKeys, words: readonly string[]): Promise<string[]> {
-  const { rows } = await prepared(sql<{ word: string }>`
-    select asked.word
+export function unusedWordsExpression(spaces: SpaceKeys, words: readonly string[]): RawBuilder<string[]> {
+  return sql<string[]>`(select coalesce(json_agg(asked.word order by asked.position), '[]')
       from unnest(${[...words]}::text[]) with ordinality as asked(word, position)
-     cross join lateral unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
-     where not exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme)
-     order by asked.position`).execute(trx);
-  return [...new Set(rows.map((row) => row.word))];
+     where exists (select 1 from unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
+                    where not exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme)))`;
 }
 
-/** Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone). */
-export async function subjectUsesTerms(trx: DbTransaction, spaces: SpaceKeys, words: string): Promise<boolean> {
-  const { rows } = await sql<{ used: boolean }>`
-    select exists (select 1 from memory_terms
-                    where ${inSpaces('subject', spaces)}
-                      and lexeme = any(tsvector_to_array(to_tsvector('english', ${words})))) as used`.execute(trx);
-  return rows[0]?.used === true;
+/** Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone); an expression, as above. */
+export function usesTermsExpression(spaces: SpaceKeys, words: string): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from memory_terms
+                               where ${inSpaces('subject', spaces)}
+                                 and lexeme = any(tsvector_to_array(to_tsvector('english', ${words}))))`;
+}
+
+/** What recall asks of the subject's words before ranking (QuestionWordLookups), answered by one expression. */
+export interface QuestionWordLookups {
+  /** The question's words that none of the subject's memories uses (unusedWordsExpression). */
+  readonly unused: string[];
+  /** Whether some memory uses one of the question's person words (usesTermsExpression); false when none is asked. */
+  readonly usesPersonWords: boolean;
+}
+
+/** unusedWordsExpression of `words` and usesTermsExpression of `personWords` as one JSON object (QuestionWordLookups). */
+export function questionWordLookups(spaces: SpaceKeys, words: readonly string[], personWords: readonly string[]): RawBuilder<QuestionWordLookups> {
+  const uses = personWords.length === 0 ? sql<boolean>`false` : usesTermsExpression(spaces, personWords.join(' '));
+  return sql<QuestionWordLookups>`json_build_object('unused', ${words.length === 0 ? sql`'[]'::json` : unusedWordsExpression(spaces, words)}, 'usesPersonWords', ${uses})`;
 }

@@ -212,9 +212,11 @@ export function walkAtOnce(size: RankingSize, vector: StoredVector, exactScanLim
 }
 
 /** subjectSize, with the index walk's settings when they were applied in the same statement. */
-export interface RankingSize extends SubjectSize {
+export interface RankingSize<A = unknown> extends SubjectSize {
   /** The planner settings as they were before the walk's were applied; undefined when none were. */
   readonly walkSettings: PlannerSettings | undefined;
+  /** The value of the expression evaluated alongside (sizeForVectorRanking's `alongside`). */
+  readonly alongside: A | undefined;
 }
 
 /**
@@ -222,24 +224,25 @@ export interface RankingSize extends SubjectSize {
  * that vectorRanking will walk the index without looking further (no filters, more memories than
  * exactScanLimit): one round trip where there were two. vectorRanking, given this size, puts them back.
  */
-export async function sizeForVectorRanking(
+export async function sizeForVectorRanking<A = unknown>(
   trx: DbTransaction,
   spaces: SpaceKeys,
   filters: MemoryFilters,
   exactScanLimit: number,
   efSearch: number,
-  alongside?: RawBuilder<unknown>,
-): Promise<RankingSize> {
+  alongside?: RawBuilder<A>,
+): Promise<RankingSize<A>> {
   const known = !hasFilters(filters) && Number.isFinite(exactScanLimit);
-  // `alongside` (the subject's write lock) is evaluated in this statement too, sparing its own round trip.
-  const { rows } = await prepared(sql<SubjectSizeRow & PlannerSettings & { walk: string | null }>`
+  // `alongside` (remember: the subject's write lock; recall: look-ups of the question's words) is evaluated in this
+  // statement too, sparing its own round trip.
+  const { rows } = await prepared(sql<SubjectSizeRow & PlannerSettings & { walk: string | null; alongside?: A }>`
     with size as materialized (${subjectSizeQuery(spaces)})
     select memories, in_conversations, restatements, table_rows, ${currentPlannerSettings},
            case when ${known ? sql`memories > ${exactScanLimit}` : sql`false`} then ${walkSettings(efSearch)} end as walk
            ${alongside === undefined ? sql`` : sql`, ${alongside} as alongside`}
       from size`).execute(trx);
   const row = rows[0];
-  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : plannerSettingsOf(row) };
+  return { ...toSubjectSize(row), walkSettings: row?.walk == null ? undefined : plannerSettingsOf(row), alongside: row?.alongside };
 }
 
 /**
