@@ -8,7 +8,7 @@ import { openDatabase } from '../src/db/open-database.js';
 import { findNearMemories } from '../src/db/memories/near-memories.js';
 import { storedVector } from '../src/db/pgvector.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
-import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
+import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/db/memories/recall-plan.js';
 import { benchConfig } from './lib/bench-config.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { callTool, runFor } from './lib/rpc-client.js';

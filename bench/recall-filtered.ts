@@ -12,7 +12,7 @@ import type { MemoryFilters } from '../src/db/memories/records.js';
 import { subjectSize } from '../src/db/memories/subject-stats.js';
 import { vectorConditions, vectorRanking } from '../src/db/memories/vector-ranking.js';
 import { cosineDistance, indexedCosineDistance, storedVector } from '../src/db/pgvector.js';
-import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
+import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/db/memories/recall-plan.js';
 import { BENCH_DATABASE_URL, benchEngines } from './lib/bench-server.js';
 import { seedSubjects } from './lib/seed-subjects.js';
 import { manifoldVector } from './lib/manifold-vectors.js';

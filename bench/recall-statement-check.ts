@@ -10,7 +10,7 @@ import { TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit } from '..
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith } from '../src/db/memories/vector-ranking.js';
 import { storedVector } from '../src/db/pgvector.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
-import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
+import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/db/memories/recall-plan.js';
 import { contentWords } from '../src/memory/query-analysis.js';
 import { benchConfig } from './lib/bench-config.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';

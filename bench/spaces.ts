@@ -10,7 +10,7 @@ import { NO_FILTERS } from '../src/db/memories/filters.js';
 import { sizeForVectorRanking, vectorConditions, vectorRanking } from '../src/db/memories/vector-ranking.js';
 import { storedVector, vectorParameter } from '../src/db/pgvector.js';
 import { LOCAL_MODEL_DIMENSIONS, LOCAL_MODEL_NAME } from '../src/embeddings/local-provider.js';
-import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/memory/recall-ranking.js';
+import { DEFAULT_EXACT_SCAN_LIMIT } from '../src/db/memories/recall-plan.js';
 import { callTool, runFor } from './lib/rpc-client.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 import { seedSubjects } from './lib/seed-subjects.js';

@@ -6,10 +6,8 @@ import { join } from 'node:path';
 import { composeService, type Service } from '../../src/compose.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { storedVector } from '../../src/db/pgvector.js';
-import { textRanking } from '../../src/db/memories/text-ranking.js';
-import { sizeForVectorRanking, vectorRanking } from '../../src/db/memories/vector-ranking.js';
+import { DEFAULT_EXACT_SCAN_LIMIT, gatherFirstEvidence } from '../../src/db/memories/recall-plan.js';
 import { contentWords } from '../../src/memory/query-analysis.js';
-import { DEFAULT_EXACT_SCAN_LIMIT, RANKING_DEPTH } from '../../src/memory/recall-ranking.js';
 import { BENCH_DATABASE_URL, dropBenchSchema, type BenchEngine } from './bench-server.js';
 import { benchConfig, benchToken } from './bench-config.js';
 
@@ -132,19 +130,15 @@ export class RecallTally {
 export type Retriever = 'vector' | 'text';
 
 /**
- * Benchmark-only: the ids one retriever alone ranks first for `query`, as recall runs it (its depth, its index
- * walk's width, passages for the vectors, the question's content words for the full text), before fusion: no
- * restatements, no confidence weighting. Not part of the service's surface.
+ * Benchmark-only: the ids one retriever alone ranks first for `query`, as recall runs it (through recall's planner,
+ * gatherFirstEvidence: its depth, its index walk's width, passages for the vectors, the question's content words
+ * for the full text), before fusion: no restatements, no confidence weighting. Not part of the service's surface.
  */
 export async function componentRanking(service: Service, subject: string, query: string, retriever: Retriever, limit: number): Promise<number[]> {
-  const [embedding] = retriever === 'vector' ? await service.embedder.embed([query]) : [];
+  const [embedding] = await service.embedder.embed([query]);
   return service.db.withSubject(subject, 'benchmarking', async (trx) => {
-    const efSearch = RANKING_DEPTH * 2;
-    const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, DEFAULT_EXACT_SCAN_LIMIT, efSearch);
-    const ids =
-      embedding === undefined
-        ? (await textRanking(trx, subject, NO_FILTERS, contentWords(query), RANKING_DEPTH, size.memories)).map((hit) => hit.id)
-        : (await vectorRanking(trx, subject, NO_FILTERS, storedVector(embedding, service.embedder.model), RANKING_DEPTH, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, size, efSearch, passages: true })).ids;
-    return ids.slice(0, limit);
+    const question = { vector: storedVector(embedding!, service.embedder.model), filters: NO_FILTERS, words: contentWords(query), meaningWords: [], personWords: [] };
+    const evidence = await gatherFirstEvidence(trx, subject, question, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT });
+    return (retriever === 'vector' ? evidence.nearest : evidence.worded.map((hit) => hit.id)).slice(0, limit);
   });
 }

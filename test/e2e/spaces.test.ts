@@ -384,6 +384,8 @@ describe.each(engines)('spaces over /mcp on %s', { timeout: 120_000 }, (engine) 
     await remember('owner', 'A second doomed fact about the cellar light', doomed.id);
     await call('owner', 'forget', { memory_id: first });
     await call('writer', 'recall', { query: 'cellar light', space: doomed.id });
+    // The recall is counted just after its answer (RecallCounts): a row to delete too.
+    await expect.poll(async () => (await rowsUnder(doomed.key)).memory_recalls).toBe(1);
     const before = await rowsUnder(doomed.key);
     expect(before.memories).toBe(1);
     expect(before.tombstones).toBe(1);

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_FILTERS } from '../../src/db/memories/filters.js';
+import { insertMemory } from '../../src/db/memories/memories.js';
+import type { NewMemory } from '../../src/db/memories/records.js';
+import { DEFAULT_EXACT_SCAN_LIMIT, gatherFirstEvidence, type RecallQuestion } from '../../src/db/memories/recall-plan.js';
+import { insertRestatement } from '../../src/db/memories/restatements.js';
+import type { DatabaseHandle } from '../../src/db/open-database.js';
+import { storedVector } from '../../src/db/pgvector.js';
+import type { DbTransaction } from '../../src/db/schema.js';
+import { contentWords } from '../../src/memory/query-analysis.js';
+import {
+  bridgeRetriever,
+  continuationRetriever,
+  personRetriever,
+  RETRIEVER_WEIGHTS,
+  type FirstResultTexts,
+  type RetrieverContext,
+} from '../../src/memory/retrievers.js';
+import { engines } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memories.js';
+import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
+
+/**
+ * Recall's planner (gatherFirstEvidence) and the retrievers that read the database, each alone, on both engines:
+ * what each finds, when it has nothing to say, and that none reaches another subject's memories.
+ */
+const DIMS = 4;
+const MODEL = 'retrievers-test';
+const vector = (...values: number[]) => storedVector(values, MODEL);
+const at = (x: number, y: number) => vector(x, y, 0, 0);
+
+describe.each(engines)('recall retrievers on %s', (engine) => {
+  let db: DatabaseHandle;
+  const subject = 'retrievers-subject';
+  const other = 'retrievers-other';
+  const ids: Record<string, number> = {};
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine, { embeddingDimensions: DIMS });
+    const remember = (who: string, key: string, memory: NewMemory, embedding = at(0, 1)) =>
+      db.withSubject(who, 'inserting', async (trx) => {
+        ids[key] = await insertMemory(trx, who, memory, { whole: embedding, passages: [] });
+      });
+    await remember(subject, 'son', newMemory("The user's son Theo is 9 and plays the violin."), at(1, 0));
+    await remember(subject, 'teacher', newMemory("Theo's lessons are with Mr Bell on Saturdays."), at(0.2, 1));
+    await remember(subject, 'wife', newMemory("The user's wife Ana is a nurse at St Mary's."), at(0.5, 0.5));
+    await remember(subject, 'question', { ...newMemory('Melanie: What did you paint last week?'), sessionId: 'chat-1' }, at(0.9, 0.1));
+    await remember(subject, 'answer', { ...newMemory('Caroline: A lake at sunrise.'), sessionId: 'chat-1' }, at(-1, 0));
+    await remember(other, 'otherWife', newMemory("Bob's wife Kim is a pilot."), at(0.5, 0.5));
+  }, 120_000);
+  afterAll(() => closeTestDatabase(db));
+
+  const asSubject = <T>(work: (trx: DbTransaction, context: RetrieverContext) => Promise<T>, who = subject) =>
+    db.withSubject(who, 'retrieving', (trx) => work(trx, { trx, spaces: who, filters: NO_FILTERS, memories: 5 }));
+  const question = (text: string, probe = at(1, 0), extra: Partial<RecallQuestion> = {}): RecallQuestion => ({
+    vector: probe,
+    filters: NO_FILTERS,
+    words: contentWords(text),
+    meaningWords: [],
+    personWords: [],
+    ...extra,
+  });
+
+  describe('the planner, gatherFirstEvidence', () => {
+    it('ranks by vector and by full text in the statements it plans, with the size and the look-ups of the question\'s words', async () => {
+      const evidence = await asSubject((trx) =>
+        gatherFirstEvidence(trx, subject, question('Which instrument does Theo play?', at(1, 0), { meaningWords: ['instrument', 'violin'], personWords: ['wife'] }), {
+          exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT,
+        }),
+      );
+      // Nearest first by cosine distance to (1, 0): the son, then the question turn; never the other subject's.
+      expect(evidence.nearest.slice(0, 2)).toEqual([ids.son, ids.question]);
+      expect(evidence.nearest).toHaveLength(5);
+      expect(evidence.plan).toBe('exact');
+      expect(evidence.worded[0]!.id).toBe(ids.son);
+      expect(evidence.worded.map((hit) => hit.id)).not.toContain(ids.otherWife);
+      expect(evidence).toMatchObject({ memories: 5, inConversations: 2, restatements: [] });
+      // "violin" is in a memory, "instrument" in none; "wife" is.
+      expect(evidence.lookups).toEqual({ unused: ['instrument'], usesPersonWords: true });
+    });
+
+    it('ranks restatements only for a subject that has some, each by vector and by words', async () => {
+      const restated = 'retrievers-restated';
+      const memoryId = await db.withSubject(restated, 'inserting', async (trx) => {
+        const id = await insertMemory(trx, restated, newMemory('The user is allergic to penicillin.'), { whole: at(0, 1), passages: [] });
+        await insertRestatement(trx, restated, id, { ...newMemory('Penicillin gives the user hives.') }, at(1, 0));
+        return id;
+      });
+      const evidence = await asSubject((trx) => gatherFirstEvidence(trx, restated, question('hives', at(1, 0)), { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT }), restated);
+      expect(evidence.restatements).toEqual([expect.objectContaining({ memoryId, text: 'Penicillin gives the user hives.', coverage: 1 })]);
+      expect(evidence.restatements[0]!.distance).toBeLessThan(evidence.restatements[0]!.memoryDistance!);
+    });
+  });
+
+  describe('the person retriever', () => {
+    it("searches the other words for the person asked about when the memories never use the question's word", async () => {
+      const ranking = await asSubject((_, context) => personRetriever(context, ['partner', 'husband', 'wife'], false));
+      expect(ranking).toEqual({ ids: [ids.wife], weight: RETRIEVER_WEIGHTS.person });
+    });
+
+    it('says nothing when the memories use the word asked, or there are no other words', async () => {
+      expect(await asSubject((_, context) => personRetriever(context, ['partner', 'husband', 'wife'], true))).toBeUndefined();
+      expect(await asSubject((_, context) => personRetriever(context, [], false))).toBeUndefined();
+    });
+
+    it("never finds another subject's memories", async () => {
+      const ranking = await asSubject((_, context) => personRetriever(context, ['wife'], false), other);
+      expect(ranking?.ids).toEqual([ids.otherWife]);
+    });
+  });
+
+  describe('the bridge retriever', () => {
+    const firstTexts = (texts: string[]): FirstResultTexts => async (count) => texts.slice(0, count).map((text, index) => ({ id: -index - 1, text }));
+
+    it('searches the name the first results give the role asked about, with the question\'s words', async () => {
+      // The lessons' memory shares no word with the question: only the name "Theo" reaches it.
+      const asked = "Who teaches the user's son?";
+      const ranking = await asSubject((_, context) => bridgeRetriever(context, asked, contentWords(asked), firstTexts(["The user's son Theo is 9 and plays the violin."])));
+      expect(ranking!.ids[0]).toBe(ids.son);
+      expect(ranking!.ids).toContain(ids.teacher);
+      expect(ranking!.ids).not.toContain(ids.otherWife);
+      expect(ranking!.weight).toBe(RETRIEVER_WEIGHTS.bridge);
+      expect(ranking!.confidence).toHaveLength(ranking!.ids.length);
+    });
+
+    it('says nothing for a question that names no role, or when the first results name nobody', async () => {
+      const ranking = (asked: string, texts: string[]) => asSubject((_, context) => bridgeRetriever(context, asked, contentWords(asked), firstTexts(texts)));
+      expect(await ranking('Which instrument does Theo play?', ["The user's son Theo is 9."])).toBeUndefined();
+      expect(await ranking("Who teaches the user's son?", ['Caroline: A lake at sunrise.'])).toBeUndefined();
+    });
+  });
+
+  describe('the continuation retriever', () => {
+    it('ranks what was said next in the best result\'s conversation', async () => {
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, 2))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
+    });
+
+    it('says nothing after a memory outside any conversation, and looks nothing up for a subject with none', async () => {
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.son!, 2))).toBeUndefined();
+      // Told the subject has no memory in a conversation, it does not look: even the question's answer is not found.
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, 0))).toBeUndefined();
+    });
+  });
+});
