@@ -5,7 +5,7 @@ import { listPage } from '../db/memories/list-page.js';
 import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
 import { contentWords } from './query-analysis.js';
-import { fetchMemories, readMemory, tagCounts } from '../db/memories/read-memories.js';
+import { readMemory, tagCounts } from '../db/memories/read-memories.js';
 import { subjectMemoryCount, subjectUsage, type SubjectUsage } from '../db/memories/subject-stats.js';
 import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
 import { exportMemoryPage } from '../db/memories/transfer.js';
@@ -272,9 +272,8 @@ export class MemoryService {
       const keys = spaces.map((space) => space.key);
       const spaceOf = spaceLookup(spaces);
       const query = { text: request.query, vector, filters: request.filters };
-      const { ranked, restatements } = await rankMemories(trx, keys, query, { exactScanLimit });
+      const { ranked, restatements, records } = await rankMemories(trx, keys, query, { exactScanLimit, results: { limit: request.limit, maxChars: request.maxChars } });
       const top = ranked.slice(0, request.limit);
-      const records = new Map((await fetchMemories(trx, keys, top.map((item) => item.id), request.maxChars)).map((record) => [record.id, record]));
       const ordered = top.flatMap((item) => {
         const record = records.get(item.id);
         return record === undefined ? [] : [{ ...record, score: item.score }];

@@ -1,12 +1,12 @@
 import { fetchMemories } from '../db/memories/read-memories.js';
-import type { MemoryFilters } from '../db/memories/records.js';
+import type { MemoryFilters, MemoryRecord } from '../db/memories/records.js';
 import { gatherFirstEvidence, type RecallQuestion } from '../db/memories/recall-plan.js';
 import type { RestatementHit } from '../db/memories/restatement-ranking.js';
 import type { VectorPlan } from '../db/memories/vector-ranking.js';
 import type { StoredVector } from '../db/pgvector.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
-import { arrangeFirstResults } from './arrange-results.js';
+import { arrangeFirstResults, type ResultsWanted } from './arrange-results.js';
 import { dictionaryWords } from './meaning-bridge.js';
 import { contentWords, meaningCandidates, personWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
@@ -42,16 +42,23 @@ export interface Ranking {
   readonly plan: VectorPlan;
   /** The restatements that matched, by memory id, nearest first. */
   readonly restatements: ReadonlyMap<number, readonly RestatementHit[]>;
+  /** The first `limit` ranked memories still stored, as recall shows them (read with the arrangement). */
+  readonly records: ReadonlyMap<number, MemoryRecord>;
 }
 
 /**
  * The subject's memories ranked for `query` (README, "Ranking"): the retrievers that start from the question
  * (vector, full text, person) run as the planner says (db/memories/recall-plan.ts) and are fused; those that start
  * from the first fused results (bridge, meaning, continuation) add their rankings and everything is fused again;
- * then the first results are arranged in time and spread (arrange-results.ts). Runs inside the caller's
- * subject-scoped transaction.
+ * then the first results are arranged in time and spread (arrange-results.ts), reading the `results` recall shows
+ * in the same statement. Runs inside the caller's subject-scoped transaction.
  */
-export async function rankMemories(trx: DbTransaction, spaces: SpaceKeys, query: RankingQuery, options: { readonly exactScanLimit: number }): Promise<Ranking> {
+export async function rankMemories(
+  trx: DbTransaction,
+  spaces: SpaceKeys,
+  query: RankingQuery,
+  options: { readonly exactScanLimit: number; readonly results: ResultsWanted },
+): Promise<Ranking> {
   const words = contentWords(query.text);
   const person = personWords(query.text);
   const question: RecallQuestion = { vector: query.vector, filters: query.filters, words, meaningWords: dictionaryWords(meaningCandidates(query.text)), personWords: person.asked };
@@ -64,7 +71,7 @@ export async function rankMemories(trx: DbTransaction, spaces: SpaceKeys, query:
   );
   const ranked = fuseRankings(fromQuestion, RRF_K);
   // The others start from the first results: with none, there is nothing to start from.
-  if (ranked.length === 0) return { ranked, plan: evidence.plan, restatements };
+  if (ranked.length === 0) return { ranked, plan: evidence.plan, restatements, records: new Map() };
   const firstTexts = firstResultTexts(trx, spaces, ranked);
   const fromResults = [
     await bridgeRetriever(context, query.text, words, firstTexts),
@@ -72,7 +79,8 @@ export async function rankMemories(trx: DbTransaction, spaces: SpaceKeys, query:
     await continuationRetriever(context, ranked[0]!.id, evidence.inConversations),
   ].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
   const fused = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
-  return { ranked: await arrangeFirstResults(trx, spaces, query.text, fused), plan: evidence.plan, restatements };
+  const arranged = await arrangeFirstResults(trx, spaces, query.text, fused, options.results);
+  return { ...arranged, plan: evidence.plan, restatements };
 }
 
 /**
