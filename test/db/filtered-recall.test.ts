@@ -224,8 +224,8 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
         const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
         const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
         if (restore === undefined) throw new Error('the big subject should walk the index at once');
-        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, { query: textRankingQuery('big', noFilters, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER });
-        return { ids: both.ids, plan: both.plan, hits: both.alongside.map(toTextHit) };
+        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, [{ query: textRankingQuery('big', noFilters, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER }] as const);
+        return { ids: both.ids, plan: both.plan, hits: both.alongside[0].map(toTextHit) };
       });
       expect(separate.plan).toBe('hnsw');
       expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);
@@ -242,7 +242,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
         const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
         if (restore === undefined) throw new Error('the big subject should walk the index at once');
         const text = { query: textRankingQuery('big', noFilters, `synthetic memory ${index}`, DEPTH, size.memories), order: TEXT_RANKING_ORDER };
-        const prepared = await walkIndexWith(trx, 'big', vector, DEPTH, restore, text);
+        const prepared = await walkIndexWith(trx, 'big', vector, DEPTH, restore, [text] as const);
         // The same statement without its mark: sent unnamed, so planned for these values.
         await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
         const compiled = sql`with walked as materialized (${hnswQuery(vectorConditions('big', noFilters, vector), vector, DEPTH, restore)}),
@@ -250,10 +250,10 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
           select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
                  (select coalesce(json_agg(alongside order by ${text.order}), '[]') from alongside) as alongside`.compile(trx);
         const { rows: [planned] } = await trx.executeQuery<{ ids: number[]; alongside: unknown[] }>(compiled);
-        walks.push({ prepared: { ids: prepared.ids, alongside: prepared.alongside }, planned: { ids: planned?.ids.map(Number), alongside: planned?.alongside } });
+        walks.push({ prepared: { ids: prepared.ids, alongside: prepared.alongside[0] }, planned: { ids: planned?.ids.map(Number), alongside: planned?.alongside } });
       }
       const { rows: statements } = await sql<{ generic_plans: string; custom_plans: string }>`
-        select generic_plans, custom_plans from pg_prepared_statements where statement like '/* prepared */%with walked as materialized%alongside as materialized%'`.execute(trx);
+        select generic_plans, custom_plans from pg_prepared_statements where statement like '/* prepared */%with walked as materialized%alongside_0%'`.execute(trx);
       return { walks, statements };
     });
     for (const walk of seen.walks) expect(walk.prepared).toEqual(walk.planned);
@@ -287,8 +287,8 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
       });
       const together = await db.withSubject(subject, 'inspecting rows', async (trx) => {
         const size = await sizeForVectorRanking(trx, subject, all, EXACT_SCAN_LIMIT, 2 * DEPTH);
-        const both = await vectorRanking(trx, subject, all, vector, DEPTH, options(size), { query: textRankingQuery(subject, all, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER });
-        return { ids: both.ids, plan: both.plan, hits: both.alongside?.map(toTextHit) };
+        const both = await vectorRanking(trx, subject, all, vector, DEPTH, options(size), [{ query: textRankingQuery(subject, all, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER }] as const);
+        return { ids: both.ids, plan: both.plan, hits: both.alongside?.[0].map(toTextHit) };
       });
       expect(separate.plan).toBe(plan);
       expect(separate.hits.map((hit) => hit.id)).toContain(ids[index]);

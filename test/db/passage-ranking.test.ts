@@ -99,7 +99,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
       const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, 0, 20);
       const restore = walkAtOnce(size, question, 0);
       expect(restore).toBeDefined();
-      return walkIndexWith(trx, subject, question, 3, restore!, { query: sql`select 1 as one`, order: sql`one` });
+      return walkIndexWith(trx, subject, question, 3, restore!, [{ query: sql`select 1 as one`, order: sql`one` }] as const);
     });
     expect(together.ids).toEqual([ids.paragraph, ids.wholeNear, ids.unrelated]);
   });

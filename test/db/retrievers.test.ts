@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { insertMemory } from '../../src/db/memories/memories.js';
 import type { NewMemory } from '../../src/db/memories/records.js';
-import { DEFAULT_EXACT_SCAN_LIMIT, gatherFirstEvidence, type RecallQuestion } from '../../src/db/memories/recall-plan.js';
+import { DEFAULT_EXACT_SCAN_LIMIT, gatherFirstEvidence, RANKING_DEPTH, type RecallQuestion } from '../../src/db/memories/recall-plan.js';
 import { insertRestatement } from '../../src/db/memories/restatements.js';
+import { restatementRanking } from '../../src/db/memories/restatement-ranking.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import type { DbTransaction } from '../../src/db/schema.js';
@@ -89,6 +90,10 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       const evidence = await asSubject((trx) => gatherFirstEvidence(trx, restated, question('hives', at(1, 0)), { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT }), restated);
       expect(evidence.restatements).toEqual([expect.objectContaining({ memoryId, text: 'Penicillin gives the user hives.', coverage: 1 })]);
       expect(evidence.restatements[0]!.distance).toBeLessThan(evidence.restatements[0]!.memoryDistance!);
+      // They ride in the vector ranking's statement (through JSON): the same hits as their own statement gives.
+      const alone = await asSubject((trx) => restatementRanking(trx, restated, NO_FILTERS, contentWords('hives'), at(1, 0), RANKING_DEPTH, 500), restated);
+      expect(evidence.restatements).toEqual(alone);
+      expect(evidence.restatements[0]!.createdAt).toBeInstanceOf(Date);
     });
   });
 

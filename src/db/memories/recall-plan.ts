@@ -2,7 +2,7 @@ import type { StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import type { SpaceKeys } from './filters.js';
 import type { MemoryFilters } from './records.js';
-import { restatementRanking, type RestatementHit } from './restatement-ranking.js';
+import { RESTATEMENT_RANKING_ORDER, restatementRanking, restatementRankingQuery, toRestatementHit, type RestatementHit } from './restatement-ranking.js';
 import { questionWordLookups, TEXT_RANKING_ORDER, textRanking, textRankingQuery, toTextHit, type QuestionWordLookups, type TextHit } from './text-ranking.js';
 import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type VectorPlan } from './vector-ranking.js';
 
@@ -16,11 +16,10 @@ import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith, type Ve
  *     (questionWordLookups); when the size shows the vector ranking will walk the HNSW index at once (no filters,
  *     more memories than exactScanLimit), it also applies the walk's planner settings (ef_search RANKING_DEPTH × 2,
  *     the iterative scan).
- *  2. One statement ranks by vector and, alongside, by full text: an exact scan of a candidate set up to
- *     exactScanLimit rows (counted in the same pass), else the index walk, whose statement puts the settings back.
- *     Only a filtered candidate set larger than exactScanLimit needs more (the walk, or an exact scan if it comes
- *     back short: vectorRanking).
- *  3. Only for a subject with restatements: one statement ranks them (vector and words).
+ *  2. One statement ranks by vector and, alongside, by full text and (for a subject that has some) the
+ *     restatements by vector and words: an exact scan of a candidate set up to exactScanLimit rows (counted in the
+ *     same pass), else the index walk, whose statement puts the settings back. Only a filtered candidate set larger
+ *     than exactScanLimit needs more (the walk, or an exact scan if it comes back short: vectorRanking).
  */
 export const RANKING_DEPTH = 100;
 /** Candidate sets up to this size are ranked by exact vector search (see vectorRanking). */
@@ -58,14 +57,25 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
   const { exactScanLimit } = options;
   const efSearch = RANKING_DEPTH * 2;
   const size = await sizeForVectorRanking(trx, spaces, question.filters, exactScanLimit, efSearch, questionWordLookups(spaces, question.meaningWords, question.personWords));
-  const alongside = { query: textRankingQuery(spaces, question.filters, question.words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER };
+  // Both rankings that need nothing from the vectors ride in their statement: the full text, and a subject's
+  // restatements when it has some.
+  const text = { query: textRankingQuery(spaces, question.filters, question.words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER };
+  const restated =
+    size.restatements > 0
+      ? { query: restatementRankingQuery(spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS), order: RESTATEMENT_RANKING_ORDER }
+      : undefined;
+  const alongside = restated === undefined ? ([text] as const) : ([text, restated] as const);
   const restore = walkAtOnce(size, question.vector, exactScanLimit);
   const vector =
     restore === undefined
       ? await vectorRanking(trx, spaces, question.filters, question.vector, RANKING_DEPTH, { exactScanLimit, size, efSearch, passages: true }, alongside)
       : await walkIndexWith(trx, spaces, question.vector, RANKING_DEPTH, restore, alongside);
-  const worded = vector.alongside?.map(toTextHit) ?? (await textRanking(trx, spaces, question.filters, question.words, RANKING_DEPTH, size.memories));
-  const restatements = size.restatements > 0 ? await restatementRanking(trx, spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS) : [];
+  const [wordedRows, restatedRows] = vector.alongside ?? [];
+  const worded = wordedRows?.map(toTextHit) ?? (await textRanking(trx, spaces, question.filters, question.words, RANKING_DEPTH, size.memories));
+  const restatements =
+    restated === undefined
+      ? []
+      : (restatedRows?.map(toRestatementHit) ?? (await restatementRanking(trx, spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS)));
   return {
     nearest: vector.ids,
     plan: vector.plan,

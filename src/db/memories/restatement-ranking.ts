@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { vectorParameter, type StoredVector } from '../pgvector.js';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
@@ -20,11 +20,13 @@ export interface RestatementHit {
   readonly coverage: number;
 }
 
-interface HitRow {
+/** A row of restatementRankingQuery. */
+export interface RestatementHitRow {
+  id: string | number;
   memory_id: string | number;
   text: string;
   chars: number;
-  created_at: Date;
+  created_at: Date | string;
   distance: number | null;
   memory_distance: number | null;
   matched: string | number;
@@ -47,10 +49,26 @@ export async function restatementRanking(
   depth: number,
   chars: number,
 ): Promise<RestatementHit[]> {
+  const { rows } = await prepared(sql<RestatementHitRow>`${restatementRankingQuery(spaces, filters, words, vector, depth, chars)} order by ${RESTATEMENT_RANKING_ORDER}`).execute(trx);
+  return rows.map(toRestatementHit);
+}
+
+/** restatementRanking's order, over restatementRankingQuery's columns. */
+export const RESTATEMENT_RANKING_ORDER = sql`distance nulls last, id desc`;
+
+/** restatementRanking's statement without its order, for one that runs it along with something else (recall-plan.ts). */
+export function restatementRankingQuery(
+  spaces: SpaceKeys,
+  filters: MemoryFilters,
+  words: string,
+  vector: StoredVector | undefined,
+  depth: number,
+  chars: number,
+): RawBuilder<RestatementHitRow> {
   const sameModel = (table: string) =>
     vector === undefined ? sql`false` : sql`${sql.ref(`${table}.embedding_model`)} = ${vector.model} and ${sql.ref(`${table}.embedding_dimensions`)} = ${sql.lit(vector.dimensions)}`;
   const probe = vector === undefined ? sql`null::vector` : vectorParameter(vector);
-  const { rows } = await prepared(sql<HitRow>`
+  return sql<RestatementHitRow>`
     with probe as materialized (select ${probe} as vector),
     words as materialized (
       select ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery as query
@@ -70,16 +88,19 @@ export async function restatementRanking(
       select * from scored where distance < coalesce(memory_distance, 2) order by distance, id desc limit ${depth}),
     worded as (
       select * from scored where matched > 0 order by matched desc, distance nulls last, id desc limit ${depth})
-    select memory_id, text, chars, created_at, distance, memory_distance, matched, (select count(*) from words) as total
-      from (select * from nearer union select * from worded) as found
-     order by distance nulls last, id desc`).execute(trx);
-  return rows.map((row) => ({
+    select id, memory_id, text, chars, created_at, distance, memory_distance, matched, (select count(*) from words) as total
+      from (select * from nearer union select * from worded) as found`;
+}
+
+export function toRestatementHit(row: RestatementHitRow): RestatementHit {
+  return {
     memoryId: Number(row.memory_id),
     text: row.text,
     truncated: Number(row.chars) > row.text.length,
-    createdAt: row.created_at,
+    // Through JSON (run alongside another ranking) a time comes back as text.
+    createdAt: new Date(row.created_at),
     distance: row.distance === null ? undefined : Number(row.distance),
     memoryDistance: row.memory_distance === null ? undefined : Number(row.memory_distance),
     coverage: Number(row.total) === 0 ? 0 : Number(row.matched) / Number(row.total),
-  }));
+  };
 }

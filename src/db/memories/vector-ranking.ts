@@ -80,28 +80,28 @@ function probeDistance(passages: boolean | undefined): RawBuilder<number> {
  * one that is also a fair share of the table uses HNSW, with pgvector's iterative scan so that the index keeps
  * walking until enough rows pass the filters. If even that comes back short, the exact scan answers.
  */
-export async function vectorRanking<T = never>(
+export async function vectorRanking<A extends AlongsideQueries = []>(
   trx: DbTransaction,
   spaces: SpaceKeys,
   filters: MemoryFilters,
   vector: StoredVector,
   depth: number,
   options: VectorPlanOptions,
-  alongside?: Alongside<T>,
-): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] | undefined }> {
+  alongside?: A,
+): Promise<{ ids: number[]; plan: VectorPlan; alongside: AlongsideRows<A> | undefined }> {
   const where = vectorConditions(spaces, filters, vector);
   const limit = options.exactScanLimit;
   // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
   // which the walk's fallback covers): a subject known to be large goes straight to the index.
   const knownLarge = !hasFilters(filters) && options.size.memories > limit;
-  let found: T[] | undefined;
+  let found: AlongsideRows<A> | undefined;
   if (!knownLarge) {
     // One pass ranks up to limit + 1 candidates exactly and counts them: for every subject in normal use that is
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
     // planner off the approximate index, so the ranking is exact by construction. `alongside` rides in the same
     // statement, so for such a subject both rankings take one round trip.
     const distance = probeDistance(options.passages);
-    const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: T[] | null }>`
+    const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: AlongsideRows<A> | null }>`
       with probe as materialized (select ${vectorParameter(vector)} as vector),
       ranked as materialized (
         select id, distance, count(*) over () as candidates from (
@@ -109,7 +109,7 @@ export async function vectorRanking<T = never>(
         ) as capped
          order by distance, id desc
          limit ${depth})
-      ${alongside === undefined ? sql`` : sql`, alongside as materialized (${alongside.query})`}
+      ${alongside === undefined ? sql`` : alongsideQueries(alongside)}
       select (select coalesce(json_agg(id order by distance, id desc), '[]') from ranked) as ids,
              (select max(candidates) from ranked) as candidates,
              ${alongside === undefined ? sql`null` : alongsideRows(alongside)} as alongside`).execute(trx);
@@ -135,9 +135,22 @@ export interface Alongside<T> {
   readonly order: RawBuilder<unknown>;
 }
 
-/** The rows of the statement's `alongside` CTE as one JSON array, in their order. */
-function alongsideRows(alongside: Alongside<unknown>): RawBuilder<unknown> {
-  return sql`(select coalesce(json_agg(alongside order by ${alongside.order}), '[]') from alongside)`;
+/** Queries run alongside, each in a CTE of its own; their rows come back in the same positions (AlongsideRows). */
+export type AlongsideQueries = readonly Alongside<unknown>[];
+export type AlongsideRows<A extends AlongsideQueries> = { -readonly [K in keyof A]: A[K] extends Alongside<infer T> ? T[] : never };
+
+/** The CTEs of `alongside`'s queries (alongside_0, alongside_1, …), each written after a comma. */
+function alongsideQueries(alongside: AlongsideQueries): RawBuilder<unknown> {
+  return sql.join(
+    alongside.map((query, index) => sql`, ${sql.id(`alongside_${index}`)} as materialized (${query.query})`),
+    sql``,
+  );
+}
+
+/** The rows of each of the statement's alongside CTEs as a JSON array, in their order, in one JSON array. */
+function alongsideRows(alongside: AlongsideQueries): RawBuilder<unknown> {
+  const each = alongside.map((query, index) => sql`(select coalesce(json_agg(found order by ${query.order}), '[]') from ${sql.id(`alongside_${index}`)} as found)`);
+  return sql`json_build_array(${sql.join(each)})`;
 }
 
 /**
@@ -168,23 +181,23 @@ async function exactRanking(
  * `alongside` is planned under the walk's settings (no sort unless unavoidable, no JIT); they change its plan,
  * never its rows.
  */
-export async function walkIndexWith<T>(
+export async function walkIndexWith<A extends AlongsideQueries>(
   trx: DbTransaction,
   spaces: SpaceKeys,
   vector: StoredVector,
   depth: number,
   restore: PlannerSettings,
-  alongside: Alongside<T>,
-): Promise<{ ids: number[]; plan: VectorPlan; alongside: T[] }> {
+  alongside: A,
+): Promise<{ ids: number[]; plan: VectorPlan; alongside: AlongsideRows<A> }> {
   const where = vectorConditions(spaces, NO_FILTERS, vector);
-  const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: T[] }>`
-    with walked as materialized (${hnswQuery(where, vector, depth, restore, true)}),
-         alongside as materialized (${alongside.query})
+  const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: AlongsideRows<A> }>`
+    with walked as materialized (${hnswQuery(where, vector, depth, restore, true)})
+         ${alongsideQueries(alongside)}
     select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
            ${alongsideRows(alongside)} as alongside`).execute(trx);
   const row = rows[0];
   const walked = (row?.ids ?? []).map(Number);
-  const others = row?.alongside ?? [];
+  const others = row!.alongside;
   // Short (expired rows, other models' vectors): the exact scan answers, as in vectorRanking.
   if (walked.length >= depth) return { ids: walked, plan: 'hnsw', alongside: others };
   return { ids: await exactRanking(trx, where, vector, depth, true), plan: 'exact', alongside: others };
