@@ -17,7 +17,7 @@ import type { DbTransaction } from '../db/schema.js';
 import { storedVector, type MemoryVectors, type StoredVector } from '../db/pgvector.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { embeddingError, forbidden, notFound } from '../errors.js';
-import { authorIn, holdForWrite, resolveSpace, resolveSpaces, toAccessible, toPrincipal, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
+import { authorIn, holdForWrite, resolveSpace, resolveSpaces, toAccessible, toPrincipal, writable, type AccessibleSpace, type Caller, type Need, type SpaceRef } from '../spaces/spaces.js';
 import { BRIEF_CANDIDATES_PER_LIST, BRIEF_TEXT_CHARS, composeBrief, type Brief } from './brief.js';
 import { codePointLength, fitTexts, fitToBudget, toMemory } from './budget.js';
 import { importItems, type ImportOptions } from './import.js';
@@ -155,14 +155,16 @@ export class MemoryService {
     const { result, termsPending, subject } = await this.#options.db.withSubject(principal, 'storing the memory', async (trx) => {
       const target = await resolveSpace(trx, principal, space, 'write');
       const subject = target.key;
-      // The near-duplicate check takes the space's write lock in its first statement.
-      if (policy === 'insert') await lockSubjectForWrite(trx, subject);
+      // A shared space was held for the write as it was resolved (holdForWrite); the personal space's lock is taken
+      // here, by the near-duplicate check's first statement.
+      const lockHere = target.personal;
+      if (policy === 'insert' && lockHere) await lockSubjectForWrite(trx, subject);
       const candidates =
         policy === 'insert'
           ? []
           : await findNearMemories(trx, subject, vector, threshold - CANDIDATE_MARGIN, NEAR_CANDIDATES, exactScanLimit, {
               text: memory.text,
-              lockForWrite: true,
+              lockForWrite: lockHere,
               // With NEAR_LIMIT candidates within the margin, ask's list is full of likelier ones.
               worded: { ...WORDED, unlessFound: NEAR_LIMIT, words: contentWords(memory.text).split(' ').slice(0, WORDED_WORDS).join(' ') },
             });
@@ -550,7 +552,8 @@ export class MemoryService {
   /** Imports memories and tombstones read from a file (see import.ts) into a space (personal by default); never throws for a refused item. */
   async import(caller: Caller, items: AsyncIterable<ImportItem>, options: ImportOptions, space?: string): Promise<ImportSummary> {
     const principal = toPrincipal(caller);
-    const target = await this.#options.db.withSubject(principal, 'finding the space', (trx) => resolveSpace(trx, principal, space, 'write'), { readOnly: true });
+    // Checked before the file is read; each batch holds the space for its writes (importItems).
+    const target = await this.#options.db.withSubject(principal, 'finding the space', async (trx) => writable(await resolveSpace(trx, principal, space, 'read')), { readOnly: true });
     return importItems(this.#options.db, this.#options.embedder, { principal, space: target.key }, items, { ...options, quota: this.#quota });
   }
 

@@ -81,8 +81,7 @@ export async function resolveSpaces(trx: DbTransaction, caller: Caller, selector
   const found = new Map<string, AccessibleSpace>();
   for (const selector of wanted) {
     const space = pick(spaces, selector, principal);
-    if (need === 'write' && space.role === 'reader') throw readerRefused(space);
-    found.set(space.key, space);
+    found.set(space.key, need === 'write' ? writable(space) : space);
   }
   if (need === 'read') return [...found.values()];
   // The personal space's membership never changes: its writers take its lock themselves, in their first statement.
@@ -90,6 +89,12 @@ export async function resolveSpaces(trx: DbTransaction, caller: Caller, selector
 }
 
 const readerRefused = (space: SpaceRef) => forbidden(`you may read space "${space.name}" but not write to it (your role there is reader)`);
+
+/** `space`, when the caller may write to it (a check, not a hold: holdForWrite asks again under the lock); FORBIDDEN for a reader. */
+export function writable(space: AccessibleSpace): AccessibleSpace {
+  if (space.role === 'reader') throw readerRefused(space);
+  return space;
+}
 
 /**
  * Takes the write lock of the space keyed `key` and reads the caller's role there again under it. Every change of
