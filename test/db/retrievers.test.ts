@@ -78,6 +78,10 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(evidence).toMatchObject({ memories: 5, inConversations: 2, restatements: [] });
       // "violin" is in a memory, "instrument" in none; "wife" is.
       expect(evidence.lookups).toEqual({ unused: ['instrument'], usesPersonWords: true });
+      const separately = await asSubject((trx) =>
+        gatherFirstEvidence(trx, subject, question('Which instrument does Theo play?', at(1, 0), { meaningWords: ['instrument', 'violin'], personWords: ['wife'] }), { exactScanLimit: 2 }),
+      );
+      expect(separately).toEqual(evidence);
     });
 
     it('ranks restatements only for a subject that has some, each by vector and by words', async () => {
@@ -94,6 +98,10 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       const alone = await asSubject((trx) => restatementRanking(trx, restated, NO_FILTERS, contentWords('hives'), at(1, 0), RANKING_DEPTH, 500), restated);
       expect(evidence.restatements).toEqual(alone);
       expect(evidence.restatements[0]!.createdAt).toBeInstanceOf(Date);
+      // A subject larger than the exact scan's limit with no index to walk (these vectors' dimension has none) is
+      // ranked exactly, the full text and the restatements in statements of their own: the same evidence.
+      const separately = await asSubject((trx) => gatherFirstEvidence(trx, restated, question('hives', at(1, 0)), { exactScanLimit: 0 }), restated);
+      expect(separately).toEqual(evidence);
     });
   });
 

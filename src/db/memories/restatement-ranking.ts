@@ -40,16 +40,8 @@ export interface RestatementHitRow {
  * remember judged a repeat), so they are read through the (subject, memory_id) index and each is matched with
  * `@@` on its stored search_vector (no GIN index serves `@@` under row-level security; see migration 0004).
  */
-export async function restatementRanking(
-  trx: DbTransaction,
-  spaces: SpaceKeys,
-  filters: MemoryFilters,
-  words: string,
-  vector: StoredVector | undefined,
-  depth: number,
-  chars: number,
-): Promise<RestatementHit[]> {
-  const { rows } = await prepared(sql<RestatementHitRow>`${restatementRankingQuery(spaces, filters, words, vector, depth, chars)} order by ${RESTATEMENT_RANKING_ORDER}`).execute(trx);
+export async function restatementRanking(trx: DbTransaction, ...query: Parameters<typeof restatementRankingQuery>): Promise<RestatementHit[]> {
+  const { rows } = await prepared(sql<RestatementHitRow>`${restatementRankingQuery(...query)} order by ${RESTATEMENT_RANKING_ORDER}`).execute(trx);
   return rows.map(toRestatementHit);
 }
 
