@@ -71,6 +71,9 @@ describe.each(engines)('memory_terms kept in step with memories on %s', (engine)
       expect(await uses('uses-a', 'partner spouse')).toBe(true);
       // Another subject's memories say "partner": under row-level security its terms are not this subject's.
       expect(await db.withSubject('uses-a', 'looking up', async (trx) => (await lookUp(trx, 'uses-b', [], ['partner'])).usesPersonWords)).toBe(false);
+      // A hyphenated word is used by its whole, not its parts: "nurse-in-law" is not "nurse".
+      expect(await uses('uses-a', 'nurse-in-law')).toBe(false);
+      expect(await uses('uses-a', 'nurse')).toBe(true);
       // No person word asked: nothing to look up.
       expect(await db.withSubject('uses-a', 'looking up', async (trx) => (await lookUp(trx, 'uses-a', [], [])).usesPersonWords)).toBe(false);
 

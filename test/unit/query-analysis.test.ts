@@ -82,6 +82,16 @@ describe('personWords', () => {
     expect(personWords("Where is the user's closest mate based?").searched).toEqual(['friend', 'pal', 'buddy', 'bestie']);
   });
 
+  it('reads a relative by marriage as a partner\'s relative or a relative\'s partner, and a step-parent as a parent\'s partner', () => {
+    expect(personWords('What does my father-in-law do?')).toEqual({
+      asked: ['father-in-law'],
+      searched: ['in-laws', 'father', 'dad', 'parent', 'partner', 'spouse', 'husband', 'wife'],
+    });
+    expect(personWords("Where do the user's parents-in-law live?").searched).toEqual(expect.arrayContaining(['in-laws', 'mother', 'father', 'partner']));
+    expect(personWords('When is my sister-in-law due?').searched).toEqual(expect.arrayContaining(['sister', 'brother', 'partner', 'wife']));
+    expect(personWords("Who is the user's stepdad?")).toEqual({ asked: ['stepdad'], searched: ['stepfather', 'mother', 'mum', 'partner', 'husband'] });
+  });
+
   it('keeps kinds apart: a son is a child, never a daughter', () => {
     expect(personWords("What is my son's name?").searched).toEqual(['child', 'kid']);
     expect(personWords('Who are my brothers?').searched).toEqual(['sibling']);

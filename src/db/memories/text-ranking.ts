@@ -152,11 +152,16 @@ export function unusedWordsExpression(spaces: SpaceKeys, words: readonly string[
                     where not exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme)))`;
 }
 
-/** Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone); an expression, as above. */
-export function usesTermsExpression(spaces: SpaceKeys, words: string): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from memory_terms
-                               where ${inSpaces('subject', spaces)}
-                                 and lexeme = any(tsvector_to_array(to_tsvector('english', ${words}))))`;
+/**
+ * Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone); an expression, as
+ * above. A hyphenated word counts by its whole ("father-in-law"), not by its parts ("father", "law").
+ */
+export function usesTermsExpression(spaces: SpaceKeys, words: readonly string[]): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1
+                                from unnest(${[...words]}::text[]) as asked(word)
+                                cross join lateral unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
+                               where (position('-' in asked.word) = 0 or position('-' in stem.lexeme) > 0)
+                                 and exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme))`;
 }
 
 /** What recall asks of the subject's words before ranking (QuestionWordLookups), answered by one expression. */
@@ -169,6 +174,6 @@ export interface QuestionWordLookups {
 
 /** unusedWordsExpression of `words` and usesTermsExpression of `personWords` as one JSON object (QuestionWordLookups). */
 export function questionWordLookups(spaces: SpaceKeys, words: readonly string[], personWords: readonly string[]): RawBuilder<QuestionWordLookups> {
-  const uses = personWords.length === 0 ? sql<boolean>`false` : usesTermsExpression(spaces, personWords.join(' '));
+  const uses = personWords.length === 0 ? sql<boolean>`false` : usesTermsExpression(spaces, personWords);
   return sql<QuestionWordLookups>`json_build_object('unused', ${words.length === 0 ? sql`'[]'::json` : unusedWordsExpression(spaces, words)}, 'usesPersonWords', ${uses})`;
 }
