@@ -10,8 +10,9 @@ import type { Ranking } from './rank-fusion.js';
 
 /**
  * Recall's retrievers. Each finds memories by one kind of evidence and ranks them; rankMemories fuses their
- * rankings, each with its weight (its say in the fusion). The first three start from the question alone (their
- * SQL is planned by db/memories/recall-plan.ts); the last three from the first fused results. Weights measured on
+ * rankings, each with its weight (its say in the fusion). The first three start from the question alone (the
+ * planner, db/memories/recall-plan.ts, runs the vector and full-text rankings and the person retriever's look-up);
+ * the last three from the first fused results. Weights measured on
  * LoCoMo turns and observations and the development sets (bench/README.md, "Recall and dedup quality").
  */
 export const RETRIEVER_WEIGHTS = {
