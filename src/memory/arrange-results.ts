@@ -1,4 +1,4 @@
-import { readFirstResults } from '../db/memories/first-results.js';
+import { readFirstResults, type FirstResult } from '../db/memories/first-results.js';
 import type { MemoryRecord } from '../db/memories/records.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { FusedItem } from './rank-fusion.js';
@@ -45,7 +45,7 @@ export async function arrangeFirstResults(trx: DbTransaction, spaces: SpaceKeys,
   return { ranked: arranged, records };
 }
 
-function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMap<number, { readonly record: MemoryRecord; readonly arrangeText: string; readonly similarities: readonly (number | null)[] }>, ranked: readonly FusedItem[]): FusedItem[] {
+function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMap<number, FirstResult>, ranked: readonly FusedItem[]): FusedItem[] {
   const results = first.map((item, position) => {
     const { record, arrangeText, similarities } = rows.get(item.id)!;
     return { id: item.id, text: arrangeText, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position };

@@ -59,11 +59,10 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
   const size = await sizeForVectorRanking(trx, spaces, question.filters, exactScanLimit, efSearch, questionWordLookups(spaces, question.meaningWords, question.personWords));
   // Both rankings that need nothing from the vectors ride in their statement: the full text, and a subject's
   // restatements when it has some.
-  const text = { query: textRankingQuery(spaces, question.filters, question.words, RANKING_DEPTH, size.memories), order: TEXT_RANKING_ORDER };
-  const restated =
-    size.restatements > 0
-      ? { query: restatementRankingQuery(spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS), order: RESTATEMENT_RANKING_ORDER }
-      : undefined;
+  const textArguments = [spaces, question.filters, question.words, RANKING_DEPTH, size.memories] as const;
+  const restatementArguments = [spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS] as const;
+  const text = { query: textRankingQuery(...textArguments), order: TEXT_RANKING_ORDER };
+  const restated = size.restatements > 0 ? { query: restatementRankingQuery(...restatementArguments), order: RESTATEMENT_RANKING_ORDER } : undefined;
   const alongside = restated === undefined ? ([text] as const) : ([text, restated] as const);
   const restore = walkAtOnce(size, question.vector, exactScanLimit);
   const vector =
@@ -71,11 +70,9 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
       ? await vectorRanking(trx, spaces, question.filters, question.vector, RANKING_DEPTH, { exactScanLimit, size, efSearch, passages: true }, alongside)
       : await walkIndexWith(trx, spaces, question.vector, RANKING_DEPTH, restore, alongside);
   const [wordedRows, restatedRows] = vector.alongside ?? [];
-  const worded = wordedRows?.map(toTextHit) ?? (await textRanking(trx, spaces, question.filters, question.words, RANKING_DEPTH, size.memories));
-  const restatements =
-    restated === undefined
-      ? []
-      : (restatedRows?.map(toRestatementHit) ?? (await restatementRanking(trx, spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS)));
+  // Not run alongside (a large subject whose index cannot be walked): each in a statement of its own.
+  const worded = wordedRows?.map(toTextHit) ?? (await textRanking(trx, ...textArguments));
+  const restatements = restated === undefined ? [] : (restatedRows?.map(toRestatementHit) ?? (await restatementRanking(trx, ...restatementArguments)));
   return {
     nearest: vector.ids,
     plan: vector.plan,

@@ -148,9 +148,14 @@ export function textRankingQuery(spaces: SpaceKeys, filters: MemoryFilters, quer
 export function unusedWordsExpression(spaces: SpaceKeys, words: readonly string[]): RawBuilder<string[]> {
   return sql<string[]>`(select coalesce(json_agg(asked.word order by asked.position), '[]')
       from unnest(${[...words]}::text[]) with ordinality as asked(word, position)
-     where exists (select 1 from unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
-                    where not exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme)))`;
+     where exists (select 1 from ${stemsOfAskedWord} where not ${lexemeUsed(spaces)}))`;
 }
+
+/** The stems (full-text lexemes) of `asked.word`, as rows of `stem(lexeme)`. */
+const stemsOfAskedWord = sql`unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)`;
+
+/** Whether some memory of `spaces` contains `stem.lexeme` (memory_terms' primary key). */
+const lexemeUsed = (spaces: SpaceKeys): RawBuilder<boolean> => sql<boolean>`exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme)`;
 
 /**
  * Whether any of the subject's memories contains a stem of `words` (memory_terms' index alone); an expression, as
@@ -159,9 +164,8 @@ export function unusedWordsExpression(spaces: SpaceKeys, words: readonly string[
 export function usesTermsExpression(spaces: SpaceKeys, words: readonly string[]): RawBuilder<boolean> {
   return sql<boolean>`exists (select 1
                                 from unnest(${[...words]}::text[]) as asked(word)
-                                cross join lateral unnest(tsvector_to_array(to_tsvector('english', asked.word))) as stem(lexeme)
-                               where (position('-' in asked.word) = 0 or position('-' in stem.lexeme) > 0)
-                                 and exists (select 1 from memory_terms where ${inSpaces('subject', spaces)} and lexeme = stem.lexeme))`;
+                                cross join lateral ${stemsOfAskedWord}
+                               where (position('-' in asked.word) = 0 or position('-' in stem.lexeme) > 0) and ${lexemeUsed(spaces)})`;
 }
 
 /** What recall asks of the subject's words before ranking (QuestionWordLookups), answered by one expression. */
