@@ -11,8 +11,17 @@ declare module 'pg' {
   }
 }
 
+/** A transaction's start as Kysely sends it ("begin", "start transaction read only"). */
+const TRANSACTION_START = /^(?:begin|start transaction)\b[\w ]*$/i;
+
+/** The answer to a statement whose own answer nobody needs to wait for. */
+const NOTHING_YET: PostgresQueryResult<never> = { command: 'SELECT', rowCount: 0, rows: [] };
+
 /**
- * The pg pool as Kysely sees it, preparing the statements marked for it (prepared.ts), with two guards:
+ * The pg pool as Kysely sees it, preparing the statements marked for it (prepared.ts), starting a transaction in
+ * the round trip of its first statement when that one has no parameters (the row-level-security settings every
+ * transaction begins with: open-database.ts) and answering a read-only transaction's commit at once (the
+ * connection returns to the pool when the server has answered it), with two guards:
  * - each statement gets a client-side deadline (`queryTimeoutMs`), so a server that stops answering (a cut
  *   network, a frozen host) cannot hold a request for longer than that;
  * - a connection on which a statement failed for want of a connection (lost, or timed out with its answer
@@ -30,6 +39,12 @@ class GuardedClient implements PostgresPoolClient {
   readonly #client: pg.PoolClient;
   readonly #queryTimeoutMs: number | undefined;
   #broken: Error | undefined;
+  /** A transaction start not sent yet: it goes with the next statement. */
+  #heldStart: string | undefined;
+  /** The open transaction is read-only: its commit changes nothing, so nobody waits for its answer. */
+  #readOnly = false;
+  /** That commit, until answered: the connection goes back to the pool only then. */
+  #committing: Promise<unknown> | undefined;
 
   constructor(client: pg.PoolClient, queryTimeoutMs: number | undefined) {
     this.#client = client;
@@ -44,8 +59,32 @@ class GuardedClient implements PostgresPoolClient {
   }
 
   async #run<R>(text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    if (values.length === 0 && TRANSACTION_START.test(text.trim())) {
+      this.#heldStart = text;
+      this.#readOnly = /\bread only\b/i.test(text);
+      return NOTHING_YET as PostgresQueryResult<R>;
+    }
+    if (this.#readOnly && values.length === 0 && /^commit$/i.test(text.trim()) && this.#heldStart === undefined) {
+      this.#readOnly = false;
+      this.#committing = this.#send(text, []).catch(() => undefined);
+      return NOTHING_YET as PostgresQueryResult<R>;
+    }
+    const held = this.#heldStart;
+    this.#heldStart = undefined;
+    if (held === undefined) return this.#send(text, values);
+    // Several statements in one text go by the simple protocol, which takes no parameters and prepares nothing.
+    if (values.length === 0 && preparedName(text) === undefined) return this.#send(`${held};\n${text}`, values);
+    await this.#send(held, []);
+    return this.#send(text, values);
+  }
+
+  async #send<R>(text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    // Its answer still owed, the connection would make the next statement (the rollback) wait out a deadline too.
+    if (this.#broken !== undefined) throw this.#broken;
     try {
-      const result = await this.#client.query<R & pg.QueryResultRow>({ name: preparedName(text), text, values: [...values], query_timeout: this.#queryTimeoutMs });
+      const answer = await this.#client.query<R & pg.QueryResultRow>({ name: preparedName(text), text, values: [...values], query_timeout: this.#queryTimeoutMs });
+      // Several statements answer with one result each: the last is the caller's.
+      const result = (Array.isArray(answer) ? answer.at(-1) : answer) as pg.QueryResult<R & pg.QueryResultRow>;
       return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows };
     } catch (error) {
       // A server error (it has a SQLSTATE) leaves the connection usable; anything else may not have.
@@ -56,6 +95,11 @@ class GuardedClient implements PostgresPoolClient {
   }
 
   release(): void {
-    this.#client.release(this.#broken);
+    this.#heldStart = undefined;
+    this.#readOnly = false;
+    const committing = this.#committing;
+    this.#committing = undefined;
+    if (committing === undefined) this.#client.release(this.#broken);
+    else void committing.then(() => this.#client.release(this.#broken));
   }
 }

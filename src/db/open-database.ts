@@ -11,7 +11,6 @@ import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteEngine, type EngineInstance } from './pglite-engine.js';
 import { lockDataFolder } from './pglite-lock.js';
 import { PGliteThread } from './pglite-thread.js';
-import { prepared } from './prepared.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeouts.js';
 import type { Database, DbTransaction } from './schema.js';
 
@@ -206,6 +205,24 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const timeoutSetting = engine === 'postgres' && statementTimeoutMs > 0 ? `${statementTimeoutMs}ms` : undefined;
 
   /**
+   * The settings a transaction runs under, as literals (pg's escaping): a statement without parameters, which the
+   * driver sends in the round trip that starts the transaction (guarded-pool.ts).
+   */
+  const scopeSettings = (scope: RowScope): string => {
+    const settings: [string, string][] = [
+      ['search_path', searchPath],
+      ['memory_service.subject', scope.subject],
+      ['memory_service.space_limit', scope.spaceLimit],
+      ['memory_service.groups', scope.groups],
+      ['memory_service.all_subjects', scope.allSubjects],
+      ['memory_service.authorization_server', scope.authorizationServer],
+      ...(timeoutSetting === undefined ? [] : [['statement_timeout', timeoutSetting] as [string, string]]),
+      ...(switchRole ? [['role', RLS_ROLE] as [string, string]] : []),
+    ];
+    return `select ${settings.map(([name, value]) => `set_config(${pg.escapeLiteral(name)}, ${pg.escapeLiteral(value)}, true)`).join(', ')}`;
+  };
+
+  /**
    * One transaction under row-level security: `subject`'s rows, or every subject's when allSubjects is 'on', or
    * the authorization server's objects when authorizationServer is 'on'. A driver error becomes DATABASE_ERROR
    * naming `activity`; anything else `fn` throws propagates as it is.
@@ -220,14 +237,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const readOnly = transaction.readOnly === true;
     try {
       return await (readOnly ? kysely.transaction().setAccessMode('read only') : kysely.transaction()).execute(async (trx) => {
-        await prepared(sql`select set_config('search_path', ${searchPath}, true),
-                         set_config('memory_service.subject', ${scope.subject}, true),
-                         set_config('memory_service.space_limit', ${scope.spaceLimit}, true),
-                         set_config('memory_service.groups', ${scope.groups}, true),
-                         set_config('memory_service.all_subjects', ${scope.allSubjects}, true),
-                         set_config('memory_service.authorization_server', ${scope.authorizationServer}, true)
-                         ${timeoutSetting === undefined ? sql`` : sql`, set_config('statement_timeout', ${timeoutSetting}, true)`}
-                         ${switchRole ? sql`, set_config('role', ${RLS_ROLE}, true)` : sql``}`).execute(trx);
+        await sql.raw(scopeSettings(scope)).execute(trx);
         const value = await fn(trx);
         // A read-only transaction never has an id: its lost commit changed nothing either way.
         work.done = { value, xid: outcomeOf === undefined || readOnly ? undefined : await writingTransactionId(trx) };
