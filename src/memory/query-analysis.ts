@@ -92,6 +92,41 @@ export function bridgeNames(question: string, texts: readonly string[]): string[
 }
 
 /**
+ * A later clause that refers back to someone by a singular pronoun ("Who is Leon's sister, and who is she married
+ * to?", "Who mentors the user, and how long has she been at the company?"): the person is whoever the first
+ * clause finds. "They" is left out: in questions about the user it is most often the user.
+ */
+const REFERRING_CLAUSE = /,?\s+and\s+(?:who|whom|whose|what|where|when|which|how|why|does|do|did|is|are|was|were|has|have|can)\b(.*)$/i;
+const SINGULAR_PRONOUN = /\b(?:she|he|her|hers|his|him)\b/i;
+
+/** The later clause of the question that refers back to someone by a pronoun (REFERRING_CLAUSE), if it has one. */
+export function referringClause(question: string): string | undefined {
+  const clause = REFERRING_CLAUSE.exec(question.replace(/[’]/g, "'"));
+  return clause !== null && SINGULAR_PRONOUN.test(clause[1]!) ? clause[0] : undefined;
+}
+
+/**
+ * The names the best of `texts` gives that the question does not, when a later clause of the question refers back
+ * by a pronoun: the person the first clause found ("Leon's sister Beatriz is a nurse" gives "Beatriz"), through
+ * whom the second clause's fact is found ("Beatriz's husband Rui teaches maths"). Empty otherwise.
+ */
+export function referredNames(question: string, texts: readonly string[]): string[] {
+  if (referringClause(question) === undefined) return [];
+  const asked = askedWords(question);
+  for (const text of texts) {
+    const names = new Set<string>();
+    for (const sentence of text.replace(/[’]/g, "'").split(/(?<=[.!?;])\s+/)) {
+      for (const word of bridgeTokens(sentence)) {
+        const name = word.replace(/'s$/, '');
+        if (/^\p{Lu}/u.test(name) && name !== 'I' && !STOP_WORDS.has(name.toLowerCase()) && !asked.has(name.toLowerCase())) names.add(name);
+      }
+    }
+    if (names.size > 0) return [...names];
+  }
+  return [];
+}
+
+/**
  * The names a sentence gives its subject when it says the subject is the role asked about, at the end ("Val's
  * daughter Lottie is the user's favourite cousin."): Val and Lottie, through whom the cousin's mother is found.
  */

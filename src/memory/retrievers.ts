@@ -5,7 +5,7 @@ import { textRanking, type TextHit } from '../db/memories/text-ranking.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
 import type { DbTransaction } from '../db/schema.js';
 import { bridgedByMeaning } from './meaning-bridge.js';
-import { asksAboutRole, bridgeNames, textWords } from './query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords, referredNames, referringClause, textWords } from './query-analysis.js';
 import type { Ranking } from './rank-fusion.js';
 
 /**
@@ -97,14 +97,19 @@ export type FirstResultTexts = (count: number) => Promise<ResultText[]>;
  * The bridge retriever: a question about someone by their role ("Who teaches the user's son?") reaches the facts
  * that call that person by name ("Theo's teacher is Mr Bell") through the first results that say who it is ("The
  * user's son Theo is 9"): the names written next to the role word in the best BRIDGE_SOURCES results are searched
- * with the question's words (`words`). Undefined when the question names no role or no name turns up.
+ * with the question's words (`words`). So does a question whose later clause refers back to the person its first
+ * clause finds ("Who is Leon's sister, and who is she married to?"), by the names the best result gives
+ * (referredNames) with that clause's words. Undefined when the question does neither or no name turns up.
  */
 export async function bridgeRetriever(context: RetrieverContext, question: string, words: string, firstTexts: FirstResultTexts): Promise<Ranking | undefined> {
-  if (!asksAboutRole(question)) return undefined;
-  const sources = await firstTexts(BRIDGE_SOURCES);
-  const names = bridgeNames(question, sources.map((source) => source.text));
+  const clause = referringClause(question);
+  if (!asksAboutRole(question) && clause === undefined) return undefined;
+  const sources = (await firstTexts(BRIDGE_SOURCES)).map((source) => source.text);
+  const names = [...new Set([...bridgeNames(question, sources), ...referredNames(question, sources)])];
   if (names.length === 0) return undefined;
-  const hits = await textRanking(context.trx, context.spaces, context.filters, `${words} ${names.join(' ')}`, RANKING_DEPTH, context.memories);
+  // A clause that refers back asks its own fact about the person: its words alone go with the names.
+  const searched = clause === undefined ? words : contentWords(clause);
+  const hits = await textRanking(context.trx, context.spaces, context.filters, `${searched} ${names.join(' ')}`, RANKING_DEPTH, context.memories);
   return coveredRanking(hits, RETRIEVER_WEIGHTS.bridge);
 }
 

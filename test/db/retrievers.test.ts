@@ -136,6 +136,16 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(ranking!.confidence).toHaveLength(ranking!.ids.length);
     });
 
+    it('searches the name the best result gives the person a later clause refers back to, with that clause\'s words', async () => {
+      const asked = 'Who plays the violin, and who teaches him?';
+      const ranking = await asSubject((_, context) => bridgeRetriever(context, asked, contentWords(asked), firstTexts(["The user's son Theo is 9 and plays the violin."])));
+      expect(ranking!.ids).toContain(ids.teacher);
+      expect(ranking!.ids).not.toContain(ids.wife);
+      // Without the clause that refers back, the same question bridges nothing.
+      const alone = 'Who plays the violin?';
+      expect(await asSubject((_, context) => bridgeRetriever(context, alone, contentWords(alone), firstTexts(["The user's son Theo is 9 and plays the violin."])))).toBeUndefined();
+    });
+
     it('says nothing for a question that names no role, or when the first results name nobody', async () => {
       const ranking = (asked: string, texts: string[]) => asSubject((_, context) => bridgeRetriever(context, asked, contentWords(asked), firstTexts(texts)));
       expect(await ranking('Which instrument does Theo play?', ["The user's son Theo is 9."])).toBeUndefined();

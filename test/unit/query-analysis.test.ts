@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksAboutRole, bridgeNames, contentWords, personWords } from '../../src/memory/query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords, personWords, referredNames, referringClause } from '../../src/memory/query-analysis.js';
 
 describe('contentWords', () => {
   it.each([
@@ -71,6 +71,25 @@ describe('bridgeNames', () => {
     expect(asksAboutRole("Who teaches the user's son?")).toBe(true);
     expect(asksAboutRole("What is my grandma's name?")).toBe(true);
     expect(asksAboutRole('Where does the user live?')).toBe(false);
+  });
+});
+
+describe('referredNames', () => {
+  it('finds the later clause that refers back to someone by a singular pronoun', () => {
+    expect(referringClause("Who is Leon's sister, and who is she married to?")).toBe(', and who is she married to?');
+    expect(referringClause('Who mentors the user at work, and how long has she been at the company?')).toBe(', and how long has she been at the company?');
+    // "they" is most often the user; a single clause refers back to nothing.
+    expect(referringClause('How much has the user saved, and how much rent do they pay?')).toBeUndefined();
+    expect(referringClause('Who is she?')).toBeUndefined();
+    expect(referringClause('Which shirts and ties does he own?')).toBeUndefined();
+  });
+
+  it('takes the names the best text gives that the question does not', () => {
+    const asked = "Who is Leon's sister, and who is she married to?";
+    expect(referredNames(asked, ["Leon's sister Beatriz is a nurse in Lisbon.", 'Rui teaches maths.'])).toEqual(['Beatriz', 'Lisbon']);
+    // The first text naming nobody new gives way to the next.
+    expect(referredNames(asked, ['Leon is a chef.', 'Beatriz is a nurse.'])).toEqual(['Beatriz']);
+    expect(referredNames("Who is Leon's sister?", ["Leon's sister Beatriz is a nurse in Lisbon."])).toEqual([]);
   });
 });
 
