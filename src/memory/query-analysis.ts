@@ -156,8 +156,19 @@ function askedWords(question: string): Set<string> {
   return new Set(bridgeTokens(question).map((token) => token.toLowerCase().replace(/'s$/, '')));
 }
 
+/** The kinds of a general kinship word: asked about "the children", a fact says "son" or "daughter". */
+const ROLE_KINDS = new Map<string, readonly string[]>([
+  ['child', ['son', 'daughter']],
+  ['parent', ['mother', 'father']],
+  ['sibling', ['brother', 'sister']],
+  ['grandparent', ['grandmother', 'grandfather']],
+  ['grandchild', ['grandson', 'granddaughter']],
+  ['spouse', ['husband', 'wife', 'partner']],
+]);
+
+/** The roles a question asks about, each with its kinds. */
 function askedRoles(asked: ReadonlySet<string>): Set<string> {
-  return new Set([...asked].flatMap((token) => roleOf(token) ?? []));
+  return new Set([...asked].flatMap((token) => roleOf(token) ?? []).flatMap((role) => [role, ...(ROLE_KINDS.get(role) ?? [])]));
 }
 
 /**

@@ -51,6 +51,14 @@ describe('bridgeNames', () => {
     expect(bridgeNames('Who are my brothers?', ['The user has not spoken to their brother Ciarán since 2022.'])).toEqual(['Ciarán']);
   });
 
+  it('takes the names written after a kind of the general role asked about', () => {
+    const texts = ['The user has a son, Oscar, who is seven.', "The user's daughter Ivy is 3."];
+    expect(bridgeNames("What health problems do the user's children have?", texts)).toEqual(['Oscar', 'Ivy']);
+    expect(bridgeNames("Who is the user's spouse?", ["The user's husband Tom is a chef."])).toEqual(['Tom']);
+    // A kind is not its general role: asked about a son, a daughter's name is not taken.
+    expect(bridgeNames("Who is the user's son?", texts)).toEqual(['Oscar']);
+  });
+
   it("takes the names of a sentence's subject when it says the subject is the role asked about", () => {
     expect(bridgeNames("What does my cousin's mother do?", ["Val's daughter Lottie is the user's favourite cousin."])).toEqual(['Val', 'Lottie']);
     expect(bridgeNames('Who is my mentor?', ['Sunita from the data team is my mentor.'])).toEqual(['Sunita']);
