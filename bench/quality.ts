@@ -10,6 +10,7 @@ import {
   allFound,
   dedupFigures,
   evaluatePairSets,
+  loadChangesSet,
   loadDevSet,
   loadTimelineSet,
   QUESTION_CATEGORIES,
@@ -101,7 +102,40 @@ async function reportRecall() {
   const timelineColumns = [...TIMELINE_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
   console.log(`\ntimeline set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `timeline ${name}`), timelineColumns)}`);
   console.log(`\ntimeline set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('timeline', TIMELINE_CATEGORIES, bothAt5)}`);
+  await reportChanges();
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
+}
+
+/**
+ * The changes set: the first 60 timeline facts (another life's, with changes of their own), then every older text,
+ * then every newer one; the served ranking's first result for each "now" and "before" question, by split.
+ */
+async function reportChanges() {
+  const changes = loadChangesSet();
+  const changesSubject = 'dev-changes';
+  const keyOf = new Map<number, string>();
+  const older = [...timeline.facts.slice(0, 60).map((fact) => ({ key: fact.id, text: fact.text })), ...changes.map((change) => ({ key: `${change.id}-old`, text: change.old }))];
+  for (const batch of [older, changes.map((change) => ({ key: `${change.id}-new`, text: change.new }))]) {
+    for (const [id, key] of await seed(call, changesSubject, batch)) keyOf.set(id, key);
+  }
+  const served = servedSearch(call, changesSubject, 5);
+  const first = new Map<string, [number, number]>();
+  for (const change of changes) {
+    for (const [kind, question, wanted] of [['now', change.now, 'new'], ['past', change.past, 'old']] as const) {
+      const top = keyOf.get((await served(question))[0] ?? -1);
+      const hit = top === `${change.id}-${wanted}`;
+      const cell = `${kind}:${change.split}`;
+      const [found, count] = first.get(cell) ?? [0, 0];
+      first.set(cell, [found + (hit ? 1 : 0), count + 1]);
+      if (showMisses && change.split === 'dev' && !hit) misses.push(`${change.id} [changes ${kind}] ${question}\n    want ${change.id}-${wanted}, first ${top ?? 'nothing'}`);
+    }
+  }
+  const cell = (key: string) => {
+    const [found, count] = first.get(key) ?? [0, 0];
+    return `${(found / count).toFixed(3)} (${found} of ${count})`;
+  };
+  console.log(`\nchanges set, the served ranking's first result (R@1):\n\n| question | dev | holdout |\n|---|---|---|`);
+  for (const kind of ['now', 'past']) console.log(`| ${kind} | ${cell(`${kind}:dev`)} | ${cell(`${kind}:holdout`)} |`);
 }
 
 if (!dedupOnly) await reportRecall();

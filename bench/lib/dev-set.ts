@@ -76,6 +76,23 @@ export function loadTimelineSet(): { facts: TimelineFact[]; questions: DevQuesti
   return { facts: read('timeline-facts.json'), questions: read('timeline-questions.json') };
 }
 
+/**
+ * The changes set (bench/quality/README.md): a fact that changed, as the older and the newer text, with a question
+ * about now and one about before.
+ */
+export interface ChangedFact {
+  readonly id: string;
+  readonly old: string;
+  readonly new: string;
+  readonly now: string;
+  readonly past: string;
+  readonly split: 'dev' | 'holdout';
+}
+
+export function loadChangesSet(): ChangedFact[] {
+  return read('changes.json');
+}
+
 export const TIMELINE_CATEGORIES = ['now', 'past', 'twofact', 'people'] as const;
 
 /**

@@ -8,8 +8,9 @@ import { namesIn, severalSentences } from './recall-coverage.js';
  * it only swaps pairs about the same matter, so every other result keeps its place.
  *
  * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
- * "switched", "instead"; a start: "since", "bought", "this year"; the past: "used to", "until", "previously",
- * "before moving", "was" before a description), then for two versions of one fact ("The user's dentist is Dr
+ * "switched", "instead", or a verb of change: "upgraded to", "moved into", "quit", "gave up", "is down to"; a
+ * start: "since", "bought", "this year"; the past: "used to", "until", "previously", "before moving", "was" before
+ * a description), then for two versions of one fact ("The user's dentist is Dr
  * Kaur" / "… is Dr Byrne") the latest year each names and when each was last known to hold (last_confirmed_at,
  * which confirm and restatements move, or its storing).
  */
@@ -39,7 +40,8 @@ const VERSION_SHARED_WORDS = 0.5;
 /** 2: the text says it changed and holds now; 1: when it started; 0: no time; -1: that it held before. */
 export type TimeMark = 2 | 1 | 0 | -1;
 
-const CHANGED = /\b(?:now|nowadays|currently|these days|at the moment|at present|presently|no longer|any ?more(?=\s*(?:[.,;!]|$))|instead|switched|again)\b/i;
+const CHANGED =
+  /\b(?:now|nowadays|currently|these days|at the moment|at present|presently|no longer|any ?more(?=\s*(?:[.,;!]|$))|instead|switched|again|upgraded|downgraded|swapped|replaced|traded in|quit|gave up|moved (?:to|into|in with|over to)|changed (?:to|over)|(?:is|am|are|'m|'re) (?:down|up) to)\b/i;
 const STARTED = /\b(?:since|as of|still|recently|lately|this year|bought|started|joined|took up|has taken up|became|adopted)\b/i;
 const PAST =
   /\b(?:used to|until|till|previously|formerly|former|ex-|back then|back in|in the past|growing up|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months))\b/i;
