@@ -48,7 +48,7 @@ export async function arrangeFirstResults(trx: DbTransaction, spaces: SpaceKeys,
 function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMap<number, FirstResult>, ranked: readonly FusedItem[]): FusedItem[] {
   const results = first.map((item, position) => {
     const { record, arrangeText, similarities } = rows.get(item.id)!;
-    return { id: item.id, text: arrangeText, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position };
+    return { id: item.id, text: arrangeText, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position, score: item.score };
   });
   const similarity = (a: (typeof results)[number], b: (typeof results)[number]) => a.similarities[b.position] ?? null;
   const timed = orderByTime(question, results.slice(0, TIME_WINDOW), (i, j) => similarity(results[i]!, results[j]!));

@@ -37,6 +37,14 @@ const START_SIMILARITY = 0.6;
 const VERSION_SIMILARITY = 0.7;
 const VERSION_SHARED_WORDS = 0.5;
 
+/**
+ * A question about the past draws texts marked past about other matters into the first results by its wording
+ * ("Which running club was I in before?" found "I used to play rugby at uni" among them, similarity 0.47 to "My
+ * running club is Leith Harriers", as near as a replaced fact to its replacement): such a text passes another only
+ * with at least this share of its fused score (bench/README.md, "Past questions").
+ */
+const PAST_SCORE_RATIO = 0.8;
+
 /** 2: the text says it changed and holds now; 1: when it started; 0: no time; -1: that it held before. */
 export type TimeMark = 2 | 1 | 0 | -1;
 
@@ -83,6 +91,8 @@ export interface TimedResult {
   readonly text: string;
   readonly createdAt: Date;
   readonly lastConfirmedAt: Date;
+  /** Its fused score (how well it answers the question, before time is considered). */
+  readonly score: number;
 }
 
 /**
@@ -107,7 +117,11 @@ export function orderByTime<T extends TimedResult>(question: string, results: re
     const [markA, markB] = [marks[a]!, marks[b]!];
     if (markA !== markB) {
       const needed = Math.min(markA, markB) === -1 ? PAST_SIMILARITY : Math.max(markA, markB) === 2 ? CHANGE_SIMILARITY : START_SIMILARITY;
-      return similar >= needed ? direction * (markB - markA) : 0;
+      if (similar < needed) return 0;
+      // Asked about the past, a text marked past goes up only if it answers nearly as well as the one it passes.
+      const [older, newer] = markB < markA ? [b, a] : [a, b];
+      if (asked === 'past' && results[older]!.score < PAST_SCORE_RATIO * results[newer]!.score) return 0;
+      return direction * (markB - markA);
     }
     if (similar < VERSION_SIMILARITY || !versions(facts[a]!, facts[b]!) || singlesOut(facts[a]!, facts[b]!)) return 0;
     const [yearA, yearB] = [facts[a]!.year, facts[b]!.year];

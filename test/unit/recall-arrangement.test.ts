@@ -3,11 +3,12 @@ import { spreadNearCopies } from '../../src/memory/recall-coverage.js';
 import { orderByTime, questionTime, timeMark } from '../../src/memory/recall-time.js';
 
 const day = 86_400_000;
-const stored = (id: number, text: string, daysAgo: number, confirmedDaysAgo = daysAgo) => ({
+const stored = (id: number, text: string, daysAgo: number, confirmedDaysAgo = daysAgo, score = 0.5) => ({
   id,
   text,
   createdAt: new Date(Date.UTC(2026, 10, 1) - daysAgo * day),
   lastConfirmedAt: new Date(Date.UTC(2026, 10, 1) - confirmedDaysAgo * day),
+  score,
 });
 /** A similarity table over result positions: `pairs` lists [i, j, similarity]; every other pair is 0.1. */
 const similarities = (pairs: [number, number, number][]) => (i: number, j: number) =>
@@ -75,6 +76,18 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('Where did the user work before?', [globex, other, acme], similar))).toEqual([1, 3, 2]);
     // Already in order: nothing moves.
     expect(ids(orderByTime('Where did the user work before?', results, similar))).toEqual([1, 3, 2]);
+  });
+
+  it('asked about the past, moves a text marked past up only when it answers nearly as well as the one it passes', () => {
+    const club = stored(12, 'My running club is Leith Harriers.', 100, 100, 0.9);
+    const rugby = stored(13, 'I used to play rugby at uni.', 10, 10, 0.5);
+    const similar = similarities([[0, 1, 0.47]]);
+    expect(ids(orderByTime('Which running club was I in before?', [club, rugby], similar))).toEqual([12, 13]);
+    const closeRugby = stored(13, 'I used to play rugby at uni.', 10, 10, 0.8);
+    expect(ids(orderByTime('Which running club was I in before?', [club, closeRugby], similar))).toEqual([13, 12]);
+    // Asked about now, what holds now still goes up however far below it ranked.
+    const now = stored(14, 'I run with the Portobello Runners now.', 10, 10, 0.2);
+    expect(ids(orderByTime('Which running club am I in?', [rugby, now], similarities([[0, 1, 0.6]])))).toEqual([14, 13]);
   });
 
   it('leaves results about other matters where they are, and a question in the past tense naming no time alone', () => {
