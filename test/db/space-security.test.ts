@@ -223,6 +223,17 @@ describe.each(engines)('row-level security of spaces on %s', (engine) => {
     expect(await affected(crew, sql`update spaces set name = 'Ours' where id = ${GROUP_SPACE}`)).toBe(0);
   });
 
+  it('takes a subject and a group claim full of quotes and backslashes verbatim, and grants them nothing', async () => {
+    // The settings travel as escaped literals (open-database.ts): a claim that tries to close the literal stays text.
+    const escape = `x', true), set_config('memory_service.all_subjects', 'on', true), set_config('a.b', E'\\\\'' --`;
+    const hostile: Principal = { subject: escape, groups: [`${TEAM}' , '${CREW}`, escape] };
+    for (const table of SPACE_TABLES) expect(await rows(hostile, sql`select * from ${sql.table(table)}`), table).toBe(0);
+    const settings = await db.withSubject(hostile, 'reading', async (trx) =>
+      (await sql<{ subject: string; everyone: string }>`select current_setting('memory_service.subject') as subject, current_setting('memory_service.all_subjects') as everyone`.execute(trx)).rows[0]!,
+    );
+    expect(settings).toEqual({ subject: escape, everyone: 'off' });
+  });
+
   it('refuses rows under another subject\'s key or an unknown space\'s key', async () => {
     for (const table of SPACE_TABLES) {
       await refused(OUTSIDER, insertInto(table, OWNER, personalMemory));
