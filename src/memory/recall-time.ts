@@ -10,9 +10,10 @@ import { namesIn, severalSentences } from './recall-coverage.js';
  * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
  * "switched", "instead", or a verb of change: "upgraded to", "moved into", "quit", "gave up", "is down to"; a
  * start: "since", "bought", "this year"; the past: "used to", "until", "previously", "before moving", "was" before
- * a description), then for two versions of one fact ("The user's dentist is Dr
- * Kaur" / "… is Dr Byrne") the latest year each names and when each was last known to hold (last_confirmed_at,
- * which confirm and restatements move, or its storing).
+ * a description), then for two versions of one fact ("The user's dentist is Dr Kaur" / "… is Dr Byrne") the latest
+ * year each names and when each was last known to hold (last_confirmed_at, which confirm and restatements move, or
+ * its storing). Asked about the past, a text marked past passes another only if it answers nearly as well
+ * (PAST_SCORE_RATIO).
  */
 
 /** How many of the first results are compared. */
@@ -41,7 +42,7 @@ const VERSION_SHARED_WORDS = 0.5;
  * A question about the past draws texts marked past about other matters into the first results by its wording
  * ("Which running club was I in before?" found "I used to play rugby at uni" among them, similarity 0.47 to "My
  * running club is Leith Harriers", as near as a replaced fact to its replacement): such a text passes another only
- * with at least this share of its fused score (bench/README.md, "Past questions").
+ * with at least this share of the other's fused score (bench/README.md, "Past questions").
  */
 const PAST_SCORE_RATIO = 0.8;
 
