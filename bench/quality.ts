@@ -124,9 +124,9 @@ async function reportChanges() {
     for (const [kind, question, wanted] of [['now', change.now, 'new'], ['past', change.past, 'old']] as const) {
       const top = keyOf.get((await served(question))[0] ?? -1);
       const hit = top === `${change.id}-${wanted}`;
-      const cell = `${kind}:${change.split}`;
-      const [found, count] = first.get(cell) ?? [0, 0];
-      first.set(cell, [found + (hit ? 1 : 0), count + 1]);
+      const column = `${kind}:${change.split}`;
+      const [found, count] = first.get(column) ?? [0, 0];
+      first.set(column, [found + (hit ? 1 : 0), count + 1]);
       if (showMisses && change.split === 'dev' && !hit) misses.push(`${change.id} [changes ${kind}] ${question}\n    want ${change.id}-${wanted}, first ${top ?? 'nothing'}`);
     }
   }

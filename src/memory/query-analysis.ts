@@ -81,7 +81,7 @@ export function bridgeNames(question: string, texts: readonly string[]): string[
       // Up to two capitalised words ("Mr Bell"); a possessive ends the name ("son Theo's school").
       for (let taken = 0; taken < 2 && next < words.length; taken++, next++) {
         const name = words[next]!.replace(/'s$/, '');
-        if (!/^\p{Lu}/u.test(name) || name === 'I' || STOP_WORDS.has(name.toLowerCase()) || asked.has(name.toLowerCase())) break;
+        if (!isNewName(name, asked)) break;
         names.add(name);
         if (words[next]!.endsWith("'s")) break;
       }
@@ -115,11 +115,9 @@ export function referredNames(question: string, texts: readonly string[]): strin
   const asked = askedWords(question);
   for (const text of texts) {
     const names = new Set<string>();
-    for (const sentence of text.replace(/[’]/g, "'").split(/(?<=[.!?;])\s+/)) {
-      for (const word of bridgeTokens(sentence)) {
-        const name = word.replace(/'s$/, '');
-        if (/^\p{Lu}/u.test(name) && name !== 'I' && !STOP_WORDS.has(name.toLowerCase()) && !asked.has(name.toLowerCase())) names.add(name);
-      }
+    for (const word of bridgeTokens(text)) {
+      const name = word.replace(/'s$/, '');
+      if (isNewName(name, asked)) names.add(name);
     }
     if (names.size > 0) return [...names];
   }
@@ -137,7 +135,7 @@ function subjectNames(text: string, roles: ReadonlySet<string>, asked: ReadonlyS
     if (said === null || !roles.has(roleOf(said[2]!) ?? '')) continue;
     for (const word of bridgeTokens(said[1]!)) {
       const name = word.replace(/'s$/, '');
-      if (/^\p{Lu}/u.test(name) && name !== 'I' && !STOP_WORDS.has(name.toLowerCase()) && !asked.has(name.toLowerCase())) names.push(name);
+      if (isNewName(name, asked)) names.push(name);
     }
   }
   return names;
@@ -146,6 +144,11 @@ function subjectNames(text: string, roles: ReadonlySet<string>, asked: ReadonlyS
 /** Whether the question names a kinship or role word (bridgeNames has something to look for). */
 export function asksAboutRole(question: string): boolean {
   return askedRoles(askedWords(question)).size > 0;
+}
+
+/** A capitalised word that is neither "I" nor a grammar word, and not among the question's own words. */
+function isNewName(word: string, asked: ReadonlySet<string>): boolean {
+  return /^\p{Lu}/u.test(word) && word !== 'I' && !STOP_WORDS.has(word.toLowerCase()) && !asked.has(word.toLowerCase());
 }
 
 function bridgeTokens(text: string): string[] {

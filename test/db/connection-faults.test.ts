@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import { dropSchema } from '../helpers/drop-schema.js';
 import { TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -32,10 +32,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('connection faults between the 
   afterAll(async () => {
     await db?.close();
     await proxy?.close();
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`drop schema if exists "${schema}" cascade`);
-    await admin.end();
+    await dropSchema(schema, TEST_DATABASE_URL!);
   });
 
   const insert = (text: string) =>

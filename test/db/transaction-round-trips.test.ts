@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import { dropSchema } from '../helpers/drop-schema.js';
 import { TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -41,10 +42,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('a transaction on PostgreSQL, r
     pg.Client.prototype.query = originalQuery;
     await db?.close();
     await proxy?.close();
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`drop schema if exists "${schema}" cascade`);
-    await admin.end();
+    await dropSchema(schema, TEST_DATABASE_URL!);
   });
 
   const settingsOf = (trx: Parameters<Parameters<DatabaseHandle['withSubject']>[2]>[0]) =>
