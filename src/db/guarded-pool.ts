@@ -14,14 +14,25 @@ declare module 'pg' {
 /** A transaction's start as Kysely sends it ("begin", "start transaction read only"). */
 const TRANSACTION_START = /^(?:begin|start transaction)\b[\w ]*$/i;
 
+/** Marks a statement without parameters whose answer nobody reads (withNext). */
+const WITH_NEXT = '/* with the next statement */ ';
+
+/**
+ * `statement` (no parameters; its answer is not read: the row-level settings a transaction begins with) goes to
+ * the server in the round trip of the statement after it.
+ */
+export function withNext(statement: string): string {
+  return `${WITH_NEXT}${statement}`;
+}
+
 /** The answer to a statement whose own answer nobody needs to wait for. */
 const NOTHING_YET: PostgresQueryResult<never> = { command: 'SELECT', rowCount: 0, rows: [] };
 
 /**
- * The pg pool as Kysely sees it, preparing the statements marked for it (prepared.ts), starting a transaction in
- * the round trip of its first statement when that one has no parameters (the row-level-security settings every
- * transaction begins with: open-database.ts) and answering a read-only transaction's commit at once (the
- * connection returns to the pool when the server has answered it), with two guards:
+ * The pg pool as Kysely sees it, preparing the statements marked for it (prepared.ts), sending a transaction's
+ * start and the statements marked withNext (the row-level-security settings every transaction begins with:
+ * open-database.ts) in the round trip of the next statement, and answering a read-only transaction's commit at
+ * once (the connection returns to the pool when the server has answered it), with two guards:
  * - each statement gets a client-side deadline (`queryTimeoutMs`), so a server that stops answering (a cut
  *   network, a frozen host) cannot hold a request for longer than that;
  * - a connection on which a statement failed for want of a connection (lost, or timed out with its answer
@@ -39,8 +50,8 @@ class GuardedClient implements PostgresPoolClient {
   readonly #client: pg.PoolClient;
   readonly #queryTimeoutMs: number | undefined;
   #broken: Error | undefined;
-  /** A transaction start not sent yet: it goes with the next statement. */
-  #heldStart: string | undefined;
+  /** A transaction's start and the statements marked withNext after it, not sent yet: they go with the next statement. */
+  #held: string | undefined;
   /** The open transaction is read-only: its commit changes nothing, so nobody waits for its answer. */
   #readOnly = false;
   /** That commit, until answered: the connection goes back to the pool only then. */
@@ -60,22 +71,31 @@ class GuardedClient implements PostgresPoolClient {
 
   async #run<R>(text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (values.length === 0 && TRANSACTION_START.test(text.trim())) {
-      this.#heldStart = text;
+      this.#held = text;
       this.#readOnly = /\bread only\b/i.test(text);
       return NOTHING_YET as PostgresQueryResult<R>;
     }
-    if (this.#readOnly && values.length === 0 && /^commit$/i.test(text.trim()) && this.#heldStart === undefined) {
+    if (values.length === 0 && text.startsWith(WITH_NEXT)) {
+      this.#held = this.#held === undefined ? text : `${this.#held};\n${text}`;
+      return NOTHING_YET as PostgresQueryResult<R>;
+    }
+    if (this.#readOnly && values.length === 0 && /^commit$/i.test(text.trim()) && this.#held === undefined) {
       this.#readOnly = false;
       this.#committing = this.#send(text, []).catch(() => undefined);
       return NOTHING_YET as PostgresQueryResult<R>;
     }
-    const held = this.#heldStart;
-    this.#heldStart = undefined;
+    const held = this.#held;
+    this.#held = undefined;
     if (held === undefined) return this.#send(text, values);
     // Several statements in one text go by the simple protocol, which takes no parameters and prepares nothing.
     if (values.length === 0 && preparedName(text) === undefined) return this.#send(`${held};\n${text}`, values);
-    await this.#send(held, []);
-    return this.#send(text, values);
+    // Otherwise both are written at once (the pool's connections pipeline) and answered in one round trip. The
+    // server runs them in order: if the held ones fail, the transaction is aborted and so is the statement, whose
+    // error (25P02) would hide the cause.
+    const [start, statement] = await Promise.allSettled([this.#send(held, []), this.#send<R>(text, values)]);
+    if (start.status === 'rejected') throw start.reason;
+    if (statement.status === 'rejected') throw statement.reason;
+    return statement.value;
   }
 
   async #send<R>(text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
@@ -95,7 +115,7 @@ class GuardedClient implements PostgresPoolClient {
   }
 
   release(): void {
-    this.#heldStart = undefined;
+    this.#held = undefined;
     this.#readOnly = false;
     const committing = this.#committing;
     this.#committing = undefined;

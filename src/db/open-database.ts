@@ -6,7 +6,7 @@ import { databaseError } from '../errors.js';
 import { driverError, type DriverErrorInfo } from './driver-errors.js';
 import { ensureVectorIndex, migrateToLatest, migrationsCurrent, oneProcessAtATime } from './migrate.js';
 import { introspectingOneSchema } from './own-schema-introspector.js';
-import { guardedPool } from './guarded-pool.js';
+import { guardedPool, withNext } from './guarded-pool.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteEngine, type EngineInstance } from './pglite-engine.js';
 import { lockDataFolder } from './pglite-lock.js';
@@ -142,6 +142,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       // A peer that vanished (a failover, a cut network) is noticed on idle connections too.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      // A statement may be written before the one ahead of it is answered (guarded-pool.ts: a transaction's start
+      // and settings go with its first statement).
+      pipeline: true,
     });
     pool = serverPool;
     // A connection lost while idle in the pool, or between two statements of a transaction (the server restarted),
@@ -237,7 +240,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const readOnly = transaction.readOnly === true;
     try {
       return await (readOnly ? kysely.transaction().setAccessMode('read only') : kysely.transaction()).execute(async (trx) => {
-        await sql.raw(scopeSettings(scope)).execute(trx);
+        await sql.raw(withNext(scopeSettings(scope))).execute(trx);
         const value = await fn(trx);
         // A read-only transaction never has an id: its lost commit changed nothing either way.
         work.done = { value, xid: outcomeOf === undefined || readOnly ? undefined : await writingTransactionId(trx) };

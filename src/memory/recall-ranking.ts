@@ -13,6 +13,7 @@ import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from '
 import {
   bridgeRetriever,
   continuationRetriever,
+  firstTextsWanted,
   meaningRetriever,
   personRetriever,
   textRetriever,
@@ -61,22 +62,28 @@ export async function rankMemories(
 ): Promise<Ranking> {
   const words = contentWords(query.text);
   const person = personWords(query.text);
-  const question: RecallQuestion = { vector: query.vector, filters: query.filters, words, meaningWords: dictionaryWords(meaningCandidates(query.text)), personWords: person.asked };
+  const question: RecallQuestion = {
+    vector: query.vector,
+    filters: query.filters,
+    words,
+    meaningWords: dictionaryWords(meaningCandidates(query.text)),
+    personWords: person.asked,
+    personSearched: person.searched,
+    firstTexts: { count: (lookups) => firstTextsWanted(query.text, lookups.unused), chars: FIRST_TEXT_CHARS },
+  };
   const evidence = await gatherFirstEvidence(trx, spaces, question, options);
   const context: RetrieverContext = { trx, spaces, filters: query.filters, memories: evidence.memories };
   const restatements = new Map<number, RestatementHit[]>();
   for (const hit of evidence.restatements) restatements.set(hit.memoryId, [...(restatements.get(hit.memoryId) ?? []), hit]);
-  const fromQuestion = [vectorRetriever(evidence), textRetriever(evidence), await personRetriever(context, person.searched, evidence.lookups.usesPersonWords)].filter(
-    (ranking) => ranking !== undefined,
-  );
+  const fromQuestion = [vectorRetriever(evidence), textRetriever(evidence), personRetriever(evidence)].filter((ranking) => ranking !== undefined);
   const ranked = fuseRankings(fromQuestion, RRF_K);
   // The others start from the first results: with none, there is nothing to start from.
   if (ranked.length === 0) return { ranked, plan: evidence.plan, restatements, records: new Map() };
-  const firstTexts = firstResultTexts(trx, spaces, ranked);
+  const firstTexts = firstResultTexts(trx, spaces, ranked, evidence.texts);
   const fromResults = [
     await bridgeRetriever(context, query.text, words, firstTexts),
     await meaningRetriever(evidence.lookups.unused, firstTexts),
-    await continuationRetriever(context, ranked[0]!.id, evidence.inConversations),
+    await continuationRetriever(context, ranked[0]!.id, evidence),
   ].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
   const fused = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
   const arranged = await arrangeFirstResults(trx, spaces, query.text, fused, options.results);
@@ -84,12 +91,13 @@ export async function rankMemories(
 }
 
 /**
- * FirstResultTexts over `ranked`: each text read from the database at most once for the retrievers that read them
- * (the bridge reads the first few, the meaning bridge more). An expired one is left out.
+ * FirstResultTexts over `ranked`: the texts read with the rankings (`read`), and any other read from the database
+ * at most once for the retrievers that read them (the bridge reads the first few, the meaning bridge more). An
+ * expired one is left out.
  */
-function firstResultTexts(trx: DbTransaction, spaces: SpaceKeys, ranked: readonly FusedItem[]): FirstResultTexts {
+function firstResultTexts(trx: DbTransaction, spaces: SpaceKeys, ranked: readonly FusedItem[], read: ReadonlyMap<number, string>): FirstResultTexts {
   // null: read, and expired since it was ranked.
-  const texts = new Map<number, string | null>();
+  const texts = new Map<number, string | null>(read);
   return async (count) => {
     const first = ranked.slice(0, count).map((item) => item.id);
     const unread = first.filter((id) => !texts.has(id));

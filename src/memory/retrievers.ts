@@ -74,14 +74,23 @@ export interface RetrieverContext {
 
 /**
  * The person retriever: a question that names a person by a word the subject's memories never use ("Who is the
- * user's spouse?", "Which relative …?") is ranked by the words they may use instead (`searched`: "partner",
- * "husband", "wife"; "brother", "aunt", …). Undefined when there are none, or when the memories use the question's
- * own word (`usesAskedWord`): its full-text ranking finds them, and the other words would only bring in others.
+ * user's spouse?", "Which relative …?") is ranked by the words they may use instead ("partner", "husband", "wife";
+ * "brother", "aunt", …: personWords' `searched`), which the planner ranks by full text when the memories use
+ * none of the asked words (FirstEvidence's `person`): when they use one, the question's own full-text ranking finds
+ * them, and the other words would only bring in others. Undefined when that ranking did not run.
  */
-export async function personRetriever(context: RetrieverContext, searched: readonly string[], usesAskedWord: boolean): Promise<Ranking | undefined> {
-  if (searched.length === 0 || usesAskedWord) return undefined;
-  const hits = await textRanking(context.trx, context.spaces, context.filters, searched.join(' '), RANKING_DEPTH, context.memories);
-  return { ids: hits.map((hit) => hit.id), weight: RETRIEVER_WEIGHTS.person };
+export function personRetriever(evidence: Pick<FirstEvidence, 'person'>): Ranking | undefined {
+  return evidence.person === undefined ? undefined : { ids: evidence.person.map((hit) => hit.id), weight: RETRIEVER_WEIGHTS.person };
+}
+
+/**
+ * How many of the first fused results' texts the bridge and meaning retrievers will read for `question`, given the
+ * question's words none of the memories uses (`unused`): 0 when neither runs. The planner reads them with the
+ * rankings.
+ */
+export function firstTextsWanted(question: string, unused: readonly string[]): number {
+  if (unused.length > 0) return MEANING_SOURCES;
+  return asksAboutRole(question) || referringClause(question) !== undefined ? BRIDGE_SOURCES : 0;
 }
 
 /** A first result's text (see FirstResultTexts). */
@@ -134,9 +143,14 @@ export async function meaningRetriever(unused: readonly string[], firstTexts: Fi
  * after the best result with the same session_id. Undefined when there is none, or the subject has no memory in a
  * conversation (`inConversations`, so nothing is looked up).
  */
-export async function continuationRetriever(context: RetrieverContext, bestId: number, inConversations: number): Promise<Ranking | undefined> {
-  if (inConversations === 0) return undefined;
-  const next = await nextInConversation(context.trx, context.spaces, bestId, context.filters);
+export async function continuationRetriever(
+  context: RetrieverContext,
+  bestId: number,
+  evidence: Pick<FirstEvidence, 'inConversations' | 'continuations'>,
+): Promise<Ranking | undefined> {
+  if (evidence.inConversations === 0) return undefined;
+  // Read with the rankings when the best result was among their first few (recall-plan.ts), else now.
+  const next = evidence.continuations.has(bestId) ? (evidence.continuations.get(bestId) ?? undefined) : await nextInConversation(context.trx, context.spaces, bestId, context.filters);
   return next === undefined ? undefined : { ids: [next], weight: RETRIEVER_WEIGHTS.continuation };
 }
 

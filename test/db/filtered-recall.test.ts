@@ -253,7 +253,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
         walks.push({ prepared: { ids: prepared.ids, alongside: prepared.alongside[0] }, planned: { ids: planned?.ids.map(Number), alongside: planned?.alongside } });
       }
       const { rows: statements } = await sql<{ generic_plans: string; custom_plans: string }>`
-        select generic_plans, custom_plans from pg_prepared_statements where statement like '/* prepared */%with walked as materialized%alongside_0%'`.execute(trx);
+        select generic_plans, custom_plans from pg_prepared_statements where statement like '/* prepared */%with vector_ranked as materialized%alongside_0%'`.execute(trx);
       return { walks, statements };
     });
     for (const walk of seen.walks) expect(walk.prepared).toEqual(walk.planned);

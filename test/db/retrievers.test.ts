@@ -59,8 +59,12 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
     words: contentWords(text),
     meaningWords: [],
     personWords: [],
+    personSearched: [],
+    firstTexts: { count: () => 0, chars: 100 },
     ...extra,
   });
+  const plan = (text: string, extra: Partial<RecallQuestion> = {}, who = subject) =>
+    asSubject((trx) => gatherFirstEvidence(trx, who, question(text, at(1, 0), extra), { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT }), who);
 
   describe('the planner, gatherFirstEvidence', () => {
     it('ranks by vector and by full text in the statements it plans, with the size and the look-ups of the question\'s words', async () => {
@@ -84,6 +88,40 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(separately).toEqual(evidence);
     });
 
+    it("reads the texts of each ranking's first memories with the rankings, as many as the look-ups call for", async () => {
+      const asked: number[] = [];
+      const firstTexts = { count: (lookups: { unused: string[] }) => (asked.push(lookups.unused.length), 2), chars: 12 };
+      const evidence = await plan('Which instrument does Theo play?', { meaningWords: ['instrument'], firstTexts });
+      expect(asked).toEqual([1]);
+      // At least the first two of each ranking (a few more, in case the fused first two are not), nothing else.
+      const firsts = [...evidence.nearest.slice(0, 2), ...evidence.worded.slice(0, 2).map((hit) => hit.id)];
+      const ranked = new Set([...evidence.nearest, ...evidence.worded.map((hit) => hit.id)]);
+      expect([...evidence.texts.keys()]).toEqual(expect.arrayContaining(firsts));
+      expect([...evidence.texts.keys()].every((id) => ranked.has(id))).toBe(true);
+      expect(evidence.texts.get(ids.son!)).toBe("The user's s");
+      expect((await plan('Which instrument does Theo play?')).texts.size).toBe(0);
+      // Read in the index walk's statement too (which, short of the depth here, the exact scan then completes).
+      const walked = await asSubject((trx) =>
+        gatherFirstEvidence(trx, subject, question('Which instrument does Theo play?', at(1, 0), { meaningWords: ['instrument'], firstTexts }), { exactScanLimit: 2 }),
+      );
+      expect(walked.texts).toEqual(evidence.texts);
+    });
+
+    it('ranks by the person words when the memories use none of those asked, and only then', async () => {
+      const spouse = { personWords: ['spouse'], personSearched: ['partner', 'husband', 'wife'] };
+      const evidence = await plan("Who is the user's spouse?", spouse);
+      expect(evidence.person?.map((hit) => hit.id)).toEqual([ids.wife]);
+      expect(personRetriever(evidence)).toEqual({ ids: [ids.wife], weight: RETRIEVER_WEIGHTS.person });
+      // "wife" is used: the question's own full text finds her.
+      expect((await plan("Who is the user's wife?", { personWords: ['wife'], personSearched: ['partner', 'husband', 'spouse'] })).person).toBeUndefined();
+      expect((await plan("Who is the user's spouse?", { personWords: ['spouse'] })).person).toBeUndefined();
+      expect(personRetriever({ person: undefined })).toBeUndefined();
+      // Never another subject's memories.
+      expect((await plan("Who is Bob's spouse?", spouse, other)).person?.map((hit) => hit.id)).toEqual([ids.otherWife]);
+      const separately = await asSubject((trx) => gatherFirstEvidence(trx, subject, question("Who is the user's spouse?", at(1, 0), spouse), { exactScanLimit: 2 }));
+      expect(separately.person).toEqual(evidence.person);
+    });
+
     it('ranks restatements only for a subject that has some, each by vector and by words', async () => {
       const restated = 'retrievers-restated';
       const memoryId = await db.withSubject(restated, 'inserting', async (trx) => {
@@ -102,23 +140,6 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       // ranked exactly, the full text and the restatements in statements of their own: the same evidence.
       const separately = await asSubject((trx) => gatherFirstEvidence(trx, restated, question('hives', at(1, 0)), { exactScanLimit: 0 }), restated);
       expect(separately).toEqual(evidence);
-    });
-  });
-
-  describe('the person retriever', () => {
-    it("searches the other words for the person asked about when the memories never use the question's word", async () => {
-      const ranking = await asSubject((_, context) => personRetriever(context, ['partner', 'husband', 'wife'], false));
-      expect(ranking).toEqual({ ids: [ids.wife], weight: RETRIEVER_WEIGHTS.person });
-    });
-
-    it('says nothing when the memories use the word asked, or there are no other words', async () => {
-      expect(await asSubject((_, context) => personRetriever(context, ['partner', 'husband', 'wife'], true))).toBeUndefined();
-      expect(await asSubject((_, context) => personRetriever(context, [], false))).toBeUndefined();
-    });
-
-    it("never finds another subject's memories", async () => {
-      const ranking = await asSubject((_, context) => personRetriever(context, ['wife'], false), other);
-      expect(ranking?.ids).toEqual([ids.otherWife]);
     });
   });
 
@@ -154,14 +175,28 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
   });
 
   describe('the continuation retriever', () => {
+    const notRead = { inConversations: 2, continuations: new Map<number, number | null>() };
+
     it('ranks what was said next in the best result\'s conversation', async () => {
-      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, 2))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, notRead))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
     });
 
     it('says nothing after a memory outside any conversation, and looks nothing up for a subject with none', async () => {
-      expect(await asSubject((_, context) => continuationRetriever(context, ids.son!, 2))).toBeUndefined();
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.son!, notRead))).toBeUndefined();
       // Told the subject has no memory in a conversation, it does not look: even the question's answer is not found.
-      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, 0))).toBeUndefined();
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, { ...notRead, inConversations: 0 }))).toBeUndefined();
+    });
+
+    it('takes what the planner read with the rankings without looking again', async () => {
+      const read = { inConversations: 2, continuations: new Map<number, number | null>([[ids.question!, ids.son!], [ids.son!, null]]) };
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, read))).toEqual({ ids: [ids.son], weight: RETRIEVER_WEIGHTS.continuation });
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.son!, read))).toBeUndefined();
+      // What the planner read: the next memory after each ranking's very first, null after one outside a conversation.
+      const evidence = await plan('What did you paint?');
+      expect(evidence.continuations.get(ids.question!)).toBe(ids.answer);
+      expect(evidence.continuations.get(ids.son!)).toBeNull();
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, evidence))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
+      // Filters and subjects: the same query as nextInConversation's (test/db/conversation.test.ts).
     });
   });
 });

@@ -103,15 +103,15 @@ export async function vectorRanking<A extends AlongsideQueries = []>(
     const distance = probeDistance(options.passages);
     const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: AlongsideRows<A> | null }>`
       with probe as materialized (select ${vectorParameter(vector)} as vector),
-      ranked as materialized (
+      vector_ranked as materialized (
         select id, distance, count(*) over () as candidates from (
           select id, ${distance} as distance from memories, probe where ${where} limit ${limit + 1}
         ) as capped
          order by distance, id desc
          limit ${depth})
       ${alongside === undefined ? sql`` : alongsideQueries(alongside)}
-      select (select coalesce(json_agg(id order by distance, id desc), '[]') from ranked) as ids,
-             (select max(candidates) from ranked) as candidates,
+      select (select coalesce(json_agg(id order by distance, id desc), '[]') from vector_ranked) as ids,
+             (select max(candidates) from vector_ranked) as candidates,
              ${alongside === undefined ? sql`null` : alongsideRows(alongside)} as alongside`).execute(trx);
     const row = rows[0];
     found = row?.alongside ?? undefined;
@@ -129,10 +129,22 @@ export async function vectorRanking<A extends AlongsideQueries = []>(
   return { ids: await exactRanking(trx, where, vector, depth, options.passages, applied), plan: 'exact', alongside: found };
 }
 
-/** A query run in the vector ranking's first statement (vectorRanking, walkIndexWith), with its rows' order. */
+/**
+ * A query run in the vector ranking's first statement (vectorRanking, walkIndexWith), with its rows' order. It may
+ * read the ranking's rows (id, distance) as `vector_ranked` (VECTOR_RANKED) and the queries before it as
+ * `alongside_0`, `alongside_1`, ….
+ */
 export interface Alongside<T> {
   readonly query: RawBuilder<T>;
   readonly order: RawBuilder<unknown>;
+}
+
+/** The vector ranking's rows in its statement, for the queries run alongside (Alongside). */
+export const VECTOR_RANKED = sql`vector_ranked`;
+
+/** The rows of the `index`th query run alongside, in the statement, for the queries after it (Alongside). */
+export function alongsideRanked(index: number): RawBuilder<unknown> {
+  return sql.id(`alongside_${index}`);
 }
 
 /** Queries run alongside, each in a CTE of its own; their rows come back in the same positions (AlongsideRows). */
@@ -142,14 +154,14 @@ export type AlongsideRows<A extends AlongsideQueries> = { -readonly [K in keyof 
 /** The CTEs of `alongside`'s queries (alongside_0, alongside_1, …), each written after a comma. */
 function alongsideQueries(alongside: AlongsideQueries): RawBuilder<unknown> {
   return sql.join(
-    alongside.map((query, index) => sql`, ${sql.id(`alongside_${index}`)} as materialized (${query.query})`),
+    alongside.map((query, index) => sql`, ${alongsideRanked(index)} as materialized (${query.query})`),
     sql``,
   );
 }
 
 /** The rows of each of the statement's alongside CTEs as a JSON array, in their order, in one JSON array. */
 function alongsideRows(alongside: AlongsideQueries): RawBuilder<unknown> {
-  const each = alongside.map((query, index) => sql`(select coalesce(json_agg(found order by ${query.order}), '[]') from ${sql.id(`alongside_${index}`)} as found)`);
+  const each = alongside.map((query, index) => sql`(select coalesce(json_agg(found order by ${query.order}), '[]') from ${alongsideRanked(index)} as found)`);
   return sql`json_build_array(${sql.join(each)})`;
 }
 
@@ -191,9 +203,9 @@ export async function walkIndexWith<A extends AlongsideQueries>(
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: AlongsideRows<A> }> {
   const where = vectorConditions(spaces, NO_FILTERS, vector);
   const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: AlongsideRows<A> }>`
-    with walked as materialized (${hnswQuery(where, vector, depth, restore, true)})
+    with vector_ranked as materialized (${hnswQuery(where, vector, depth, restore, true)})
          ${alongsideQueries(alongside)}
-    select (select coalesce(json_agg(id order by distance, id desc), '[]') from walked) as ids,
+    select (select coalesce(json_agg(id order by distance, id desc), '[]') from vector_ranked) as ids,
            ${alongsideRows(alongside)} as alongside`).execute(trx);
   const row = rows[0];
   const walked = (row?.ids ?? []).map(Number);
