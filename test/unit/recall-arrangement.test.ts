@@ -103,6 +103,16 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('How old is Theo?', [violin, teacher], similarities([[0, 1, 0.65]])))).toEqual([8, 9]);
   });
 
+  it('asked "now" in so many words, lets a text saying when it started pass an unmarked one at a lower likeness', () => {
+    const skoda = stored(15, 'The user drives a blue Skoda Octavia estate.', 400);
+    const kia = stored(16, 'The user bought a Kia Niro EV in 2025.', 100);
+    const similar = similarities([[0, 1, 0.52]]);
+    expect(ids(orderByTime('What car does the user drive now?', [skoda, kia], similar))).toEqual([16, 15]);
+    // A present-tense question that does not say "now" keeps the higher floor, and so does a lower likeness.
+    expect(ids(orderByTime('What car does the user drive?', [skoda, kia], similar))).toEqual([15, 16]);
+    expect(ids(orderByTime('What car does the user drive now?', [skoda, kia], similarities([[0, 1, 0.45]])))).toEqual([15, 16]);
+  });
+
   it('orders two alike versions that mark no time by when each was last known to hold', () => {
     const kaur = stored(4, "The user's dentist is Dr Kaur.", 300);
     const byrne = stored(5, "The user's dentist is Dr Byrne.", 30);
