@@ -90,7 +90,12 @@ export function personRetriever(evidence: Pick<FirstEvidence, 'person'>): Rankin
  */
 export function firstTextsWanted(question: string, unused: readonly string[]): number {
   if (unused.length > 0) return MEANING_SOURCES;
-  return asksAboutRole(question) || referringClause(question) !== undefined ? BRIDGE_SOURCES : 0;
+  return bridgeAsked(question) ? BRIDGE_SOURCES : 0;
+}
+
+/** Whether the bridge retriever runs for `question`: it asks about a role, or a later clause refers back. */
+function bridgeAsked(question: string): boolean {
+  return asksAboutRole(question) || referringClause(question) !== undefined;
 }
 
 /** A first result's text (see FirstResultTexts). */
@@ -111,8 +116,8 @@ export type FirstResultTexts = (count: number) => Promise<ResultText[]>;
  * (referredNames) with that clause's words. Undefined when the question does neither or no name turns up.
  */
 export async function bridgeRetriever(context: RetrieverContext, question: string, words: string, firstTexts: FirstResultTexts): Promise<Ranking | undefined> {
+  if (!bridgeAsked(question)) return undefined;
   const clause = referringClause(question);
-  if (!asksAboutRole(question) && clause === undefined) return undefined;
   const sources = (await firstTexts(BRIDGE_SOURCES)).map((source) => source.text);
   const names = [...new Set([...bridgeNames(question, sources), ...referredNames(question, sources)])];
   if (names.length === 0) return undefined;
