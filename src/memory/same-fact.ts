@@ -318,15 +318,19 @@ function isCode(lower: string): boolean {
 /** A verb with who or what is before it (its subject) and after it (its object), in the active voice. */
 interface Frame {
   readonly verb: string;
-  readonly subject: string;
-  readonly object: string;
+  /** The heads of the phrase before the verb ("the user's cousin Marek lent": cousin, marek). */
+  readonly subject: ReadonlySet<string>;
+  /** The heads of the phrase after it ("lent their cousin Marek $400": cousin, marek, 400, dollar). */
+  readonly object: ReadonlySet<string>;
 }
 const BE_OR_GET = new Set(['is', 'are', 'am', 'was', 'were', 'be', 'been', 'being', 'get', 'gets', 'got', 'gotten', 'getting']);
 
 /**
- * Each verb of a sentence with the nearest participant before it and the head of the phrase after it ("the
- * user's cat chases the neighbour's dog": chase, cat, dog); a passive ("the dog was chased by the cat") is read
- * as its active. Heads are values or words as tokenKey reads them; adverbs and possessors are passed over.
+ * Each verb of a sentence with the phrase before it and the phrase after it, each as the heads it names ("the
+ * user's cousin Marek lent them $400": lend, {cousin, marek}, {user, 400, dollar}); a passive ("the dog was chased
+ * by the cat") is read as its active. Heads are values or words as tokenKey reads them; adverbs and possessors are
+ * passed over; a phrase ends at a grammar word. "Them" after a verb is the user: a fact about the user that names
+ * someone else first ("The user's cousin Marek lent them $400") refers back to the user by it.
  */
 function framesOf(tokens: readonly string[]): Frame[] {
   const keys = tokens.map((raw, index) => tokenKey(raw, index, tokens[index + 1]));
@@ -334,36 +338,42 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const possessor = (index: number) => /'s$/i.test(tokens[index]!) && !IS_CONTRACTED.has(bareWord(tokens[index]!).toLowerCase());
   const adverb = (index: number) => (BEFORE_VERB.has(tokens[index]!.toLowerCase()) && head(index) !== 'user') || /ly$/.test(tokens[index]!);
   const skipped = (index: number) => head(index) === undefined || possessor(index) || adverb(index);
-  const before = (at: number) => {
-    for (let index = at - 1; index >= 0; index--) if (!skipped(index)) return head(index);
-    return undefined;
+  /** The heads from the first word the phrase names (walking by `step` from `at`) to the grammar word that ends it. */
+  const phrase = (at: number, step: 1 | -1, referred: (index: number) => string | undefined = () => undefined): Set<string> => {
+    const heads = new Set<string>();
+    for (let index = at + step; index >= 0 && index < tokens.length; index += step) {
+      const named = skipped(index) ? referred(index) : head(index);
+      if (named !== undefined && !adverb(index)) heads.add(named);
+      else if (heads.size > 0 && !possessor(index) && !adverb(index)) break;
+      if (heads.size > 0 && possessor(index)) break;
+    }
+    return heads;
   };
-  const after = (at: number) => {
-    for (let index = at + 1; index < tokens.length; index++) if (!skipped(index)) return head(index);
-    return undefined;
-  };
+  const object = (at: number) => phrase(at, 1, (index) => (tokens[index]!.toLowerCase() === 'them' ? 'user' : undefined));
   const frames: Frame[] = [];
   tokens.forEach((raw, at) => {
     // A word after a number is what it counts ("300 pounds"), not a verb.
     if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || isNumber(tokens[at - 1]?.toLowerCase())) return;
     const by = tokens.indexOf('by', at + 1);
     const passive = BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '') || by === at + 1;
-    const subject = passive ? (by < 0 ? undefined : after(by)) : before(at);
-    const object = passive ? before(at) : after(at);
-    if (subject !== undefined && object !== undefined && subject !== object) frames.push({ verb: rootOf(raw), subject, object });
+    const subject = passive ? (by < 0 ? new Set<string>() : object(by)) : phrase(at, -1);
+    const done = passive ? phrase(at, -1) : object(at);
+    if (subject.size > 0 && done.size > 0 && !setsEqual(subject, done)) frames.push({ verb: rootOf(raw), subject, object: done });
   });
   return frames;
 }
 
 /**
- * "Kofi mentors Ben" is not "Ben mentors Kofi", nor "the cat chases the dog" "the dog chases the cat": a verb
- * both texts use with subject and object exchanged, and not also in the stored order.
+ * "Kofi mentors Ben" is not "Ben mentors Kofi", nor "the cat chases the dog" "the dog chases the cat", nor "the
+ * user lent their cousin Marek $400" "the user's cousin Marek lent them $400": a verb both texts use with who is
+ * before it and who is after it exchanged, and not also in the stored order.
  */
 function argumentsSwapped(left: Evidence, right: Evidence): boolean {
+  const meet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => [...a].some((head) => b.has(head));
   return left.frames.some(
     (stated) =>
-      right.frames.some((other) => other.verb === stated.verb && other.subject === stated.object && other.object === stated.subject) &&
-      !right.frames.some((other) => other.verb === stated.verb && other.subject === stated.subject && other.object === stated.object),
+      right.frames.some((other) => other.verb === stated.verb && meet(other.subject, stated.object) && meet(other.object, stated.subject)) &&
+      !right.frames.some((other) => other.verb === stated.verb && meet(other.subject, stated.subject) && meet(other.object, stated.object)),
   );
 }
 

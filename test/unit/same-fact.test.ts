@@ -116,6 +116,9 @@ describe('sameFact', () => {
     // Possession with "got", the future with "going to".
     ['The user has two bikes.', 'The user has got two bikes.'],
     ["Amara's teacher will be Mr Feld.", "Amara's teacher is going to be Mr Feld."],
+    // Someone named first who refers back to the user, in the same roles: "them" is the user.
+    ["The user's cousin Ava lent them £50.", "Ava, the user's cousin, lent the user £50."],
+    ["The user's brother Tom drove them to the airport.", 'Tom, their brother, drove the user to the airport.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -223,6 +226,9 @@ describe('sameFact', () => {
     ["The user's dog chases the postman's cat.", "The postman's cat chases the user's dog."],
     ['I coached my brother for the school race.', 'My brother coached me for the school race.'],
     ['Ines hired Marek in 2021.', 'Ines was hired by Marek in 2021.'],
+    // The same, with a phrase for someone on either side and "them" for the user.
+    ["The user's brother Tom drove them to the airport.", 'The user drove their brother Tom to the airport.'],
+    ['The user paid their flatmate Jo £300 for the deposit.', "The user's flatmate Jo paid them £300 for the deposit."],
     // Values exchanged between two slots: the words beside each value moved with it.
     ["The user's weekday alarm is 6:40 and the weekend one is 8:00.", "The user's weekday alarm is 8:00 and the weekend one is 6:40."],
     ['The user pays 12% into the pension and the employer adds 5%.', 'The user pays 5% into the pension and the employer adds 12%.'],
