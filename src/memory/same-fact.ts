@@ -851,8 +851,18 @@ function writeValuesAlike(text: string): string {
     })
     .replace(/(?<![\p{L}\p{N}:.])(\d{1,2}):(\d{2})(?:\s?([ap])\.?m\b\.?)?(?![\p{N}:])/giu, (match, hour: string, minutes: string, half: string | undefined) =>
       twelveHourTime(Number(hour), minutes, half?.toLowerCase(), hour.length === 2 && hour.startsWith('0')) ?? match,
-    );
+    )
+    // A count and its unit written as one word: "three-year-old" = "3 years old", "a 25-year term" = "25 years".
+    // Units only: "one-off" and "second-hand" count nothing.
+    .replace(MEASURED, (_match, count: string, unit: string) => `${count} ${unit}`);
 }
+
+/** A number (digits or a number word, "twenty-five" too) joined by a hyphen to a unit of time, distance or size. */
+const MEASURED = new RegExp(
+  String.raw`(?<![\p{L}\p{N}-])(\d+(?:\.\d+)?|(?:${[...TENS.filter((word) => word !== ''), ...SMALL_NUMBERS].join('|')})(?:-(?:${SMALL_NUMBERS.slice(1, 10).join('|')}))?)-` +
+    String.raw`(years?|months?|weeks?|days?|hours?|minutes?|miles?|kilometres?|kilometers?|km|metres?|meters?|feet|foot|inch(?:es)?|litres?|liters?|kilos?|kg|bedrooms?|storeys?|stor(?:y|ies)|seaters?|pages?|pieces?)(?![\p{L}\p{N}])`,
+  'giu',
+);
 
 /** `hour`:`minutes` (am or pm when `half` says, or the 24-hour clock) as "h[:mm] [am|pm]"; undefined for no time. */
 function twelveHourTime(hour: number, minutes: string, half: 'a' | 'p' | string | undefined, leadingZero: boolean): string | undefined {

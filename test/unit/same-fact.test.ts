@@ -116,6 +116,10 @@ describe('sameFact', () => {
     // Possession with "got", the future with "going to".
     ['The user has two bikes.', 'The user has got two bikes.'],
     ["Amara's teacher will be Mr Feld.", "Amara's teacher is going to be Mr Feld."],
+    // A count and its unit written as one word.
+    ['The user signed a two-year lease.', 'The user signed a 2-year lease.'],
+    ["The user's son Leo is a five-year-old.", "The user's son Leo is 5 years old."],
+    ['The user has a twenty-five-year mortgage.', 'The user has a 25 year mortgage.'],
     // Someone named first who refers back to the user, in the same roles: "them" is the user.
     ["The user's cousin Ava lent them £50.", "Ava, the user's cousin, lent the user £50."],
     ["The user's brother Tom drove them to the airport.", 'Tom, their brother, drove the user to the airport.'],
@@ -229,6 +233,9 @@ describe('sameFact', () => {
     // The same, with a phrase for someone on either side and "them" for the user.
     ["The user's brother Tom drove them to the airport.", 'The user drove their brother Tom to the airport.'],
     ['The user paid their flatmate Jo £300 for the deposit.', "The user's flatmate Jo paid them £300 for the deposit."],
+    // Another count joined to its unit; a hyphenated idiom that counts nothing is no count.
+    ['The user signed a two-year lease.', 'The user signed a three-year lease.'],
+    ['The user signed a 2-year lease.', 'The user signed a twelve-month lease.'],
     // Values exchanged between two slots: the words beside each value moved with it.
     ["The user's weekday alarm is 6:40 and the weekend one is 8:00.", "The user's weekday alarm is 8:00 and the weekend one is 6:40."],
     ['The user pays 12% into the pension and the employer adds 5%.', 'The user pays 5% into the pension and the employer adds 12%.'],
