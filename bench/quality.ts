@@ -2,7 +2,8 @@
 // the composed service with the local model: recall@1/5/10 per question category and split, for the served
 // (hybrid) ranking and, benchmark-only, each retriever alone; then the dedup figures of remember.
 // The timeline set (another user whose facts changed; now/past, two-fact and people questions) is reported by kind
-// and split, two-fact questions also as "both in the top 5".
+// and split, two-fact questions also as "both in the top 5"; so is the fresh recall set (a third person's, written by
+// a helper that read neither the code nor the other sets).
 // Run: npx tsx bench/quality.ts [--misses] [--recall-only | --dedup]   (BENCH_ENGINE=postgres for PostgreSQL;
 // --misses lists the dev split's failures, never the hold-out's; --recall-only skips dedup, --dedup skips recall)
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
@@ -10,8 +11,10 @@ import {
   allFound,
   dedupFigures,
   evaluatePairSets,
+  FRESH_RECALL_CATEGORIES,
   loadChangesSet,
   loadDevSet,
+  loadFreshRecallSet,
   loadTimelineSet,
   QUESTION_CATEGORIES,
   seed,
@@ -103,6 +106,12 @@ async function reportRecall() {
   console.log(`\ntimeline set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `timeline ${name}`), timelineColumns)}`);
   console.log(`\ntimeline set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('timeline', TIMELINE_CATEGORIES, bothAt5)}`);
   await reportChanges();
+  const fresh = loadFreshRecallSet();
+  const freshKeys = await seedTimeline(call, 'dev-fresh-recall', fresh.facts);
+  const freshBoth = await evaluate('fresh', 'dev-fresh-recall', fresh.questions, freshKeys, new Map(fresh.facts.map((fact) => [fact.id, fact.text])));
+  const freshColumns = [...FRESH_RECALL_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
+  console.log(`\nfresh recall set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `fresh ${name}`), freshColumns)}`);
+  console.log(`\nfresh recall set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('fresh', FRESH_RECALL_CATEGORIES, freshBoth)}`);
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
 }
 

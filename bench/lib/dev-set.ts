@@ -77,6 +77,16 @@ export function loadTimelineSet(): { facts: TimelineFact[]; questions: DevQuesti
 }
 
 /**
+ * The fresh recall set (bench/quality/README.md): a third person's facts and questions in the kinds of the
+ * independent check, written by a helper that read neither the code nor the other sets.
+ */
+export function loadFreshRecallSet(): { facts: TimelineFact[]; questions: DevQuestion[] } {
+  return { facts: read('fresh-recall-facts.json'), questions: read('fresh-recall-questions.json') };
+}
+
+export const FRESH_RECALL_CATEGORIES = ['now', 'past', 'relation', 'twofact', 'paraphrase', 'firstperson', 'detail', 'negation'] as const;
+
+/**
  * The changes set (bench/quality/README.md): a fact that changed, as the older and the newer text, with a question
  * about now and one about before.
  */
