@@ -4,7 +4,7 @@ import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones }
 import { listPage } from '../db/memories/list-page.js';
 import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
-import { contentWords } from './query-analysis.js';
+import { contentWords, questionToEmbed } from './query-analysis.js';
 import { readMemory, tagCounts } from '../db/memories/read-memories.js';
 import { subjectMemoryCount, subjectUsage, type SubjectUsage } from '../db/memories/subject-stats.js';
 import { countTombstones, eraseTombstones, insertTombstone, tombstonePage } from '../db/memories/tombstones.js';
@@ -267,7 +267,7 @@ export class MemoryService {
    */
   async recall(caller: Caller, request: RecallRequest): Promise<RecallResult> {
     const principal = toPrincipal(caller);
-    const vector = await this.#embed(principal.subject, request.query);
+    const vector = await this.#embed(principal.subject, questionToEmbed(request.query));
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     const result = await this.#options.db.withSubject(principal, 'recalling memories', async (trx): Promise<RecallResult> => {
       const spaces = await resolveSpaces(trx, principal, request.spaces, 'read');

@@ -8,13 +8,25 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP
  * ("The user would like to visit Iceland" for "What would the user like me to call them?"). Dates and small
  * numbers also search their other written forms ("3rd" and "3", "two" and "2", "Sept" and "September").
  *
- * The vector ranking embeds the question as asked: turning a first-person question into the facts' third person
- * ("my" → "the user's") made the local model rank worse on the development set (bench/README.md).
+ * The vector ranking embeds the question nearly as asked (questionToEmbed): turning a first-person question into
+ * the facts' third person ("my" → "the user's") made the local model rank worse on the development set
+ * (bench/README.md).
  */
 const ANSWER_TYPE =
   /\b(what|which|whose|how)((?:\s+(?:is|was|are|were|'s))?(?:\s+the)?)\s+(?:kind|sort|type|name|names|time|day|date|year|month|week|age|number|amount|many|much|long|often|old|far|big|size)\b(?:\s+of(?:\s+the\s+(?:week|month|year))?)?/gi;
 /** Modal verbs that are not among PostgreSQL's English stop words ("can", "will", "should" are). */
 const MODALS = /\b(?:would|could|might|must|shall|ought|may(?!\s+\d))\b/g;
+/**
+ * The question as the vector ranking embeds it: "the user" as "they" and "the user's" as "their". Every memory is
+ * about the user, and memories call them "the user", by name or "I": kept, those words draw the texts that say
+ * them by wording alone ("The user's sister is Lucia" for "Who was the user's first wife?", above "Marcus was
+ * married to Carla Vega"); a pronoun keeps the question's shape (whose doctor, who did what) without them
+ * (bench/README.md, "The user in a question").
+ */
+export function questionToEmbed(question: string): string {
+  return question.replace(/\bthe user['’]s\b/gi, 'their').replace(/\bthe user\b/gi, 'they');
+}
+
 /** The question's searchable words, with the other written forms of its verbs, dates and numbers. */
 export function contentWords(query: string): string {
   const text = withoutAnswerType(query);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksAboutRole, bridgeNames, contentWords, personWords, referredNames, referringClause } from '../../src/memory/query-analysis.js';
+import { asksAboutRole, bridgeNames, contentWords, personWords, questionToEmbed, referredNames, referringClause } from '../../src/memory/query-analysis.js';
 
 describe('contentWords', () => {
   it.each([
@@ -136,5 +136,14 @@ describe('personWords', () => {
     expect(personWords('Which family member lives abroad?').searched).toEqual(expect.arrayContaining(['sister', 'uncle']));
     expect(personWords("Who's my family doctor?")).toEqual({ asked: [], searched: [] });
     expect(personWords('Where does the user work?')).toEqual({ asked: [], searched: [] });
+  });
+});
+
+describe('questionToEmbed', () => {
+  it('embeds the question with a pronoun for the user, keeping whose and who', () => {
+    expect(questionToEmbed("Who was the user's first wife?")).toBe('Who was their first wife?');
+    expect(questionToEmbed('Where does The User work now, and who is their manager?')).toBe('Where does they work now, and who is their manager?');
+    expect(questionToEmbed('What did the user’s users say?')).toBe("What did their users say?");
+    expect(questionToEmbed('What does Marcus drive?')).toBe('What does Marcus drive?');
   });
 });
