@@ -789,6 +789,12 @@ function rephrase(text: string): string {
     .replace(/\bI'll\b/g, 'the user will')
     .replace(/\b(?:I|[Mm]e|[Mm]yself)\b/g, 'the user')
     .replace(/\b(?:[Mm]y|[Mm]ine)\b/g, "the user's")
+    // Whom someone reports to is their manager, said either way with who manages whom: "reports to Priya" = "is
+    // managed by Priya" = "manager is Priya", and "Priya reports to the user" is not "the user's manager is Priya".
+    .replace(/\b(?:reports|report) (?:directly )?to\b/gi, 'is managed by')
+    .replace(/\breported (?:directly )?to\b/gi, 'was managed by')
+    .replace(new RegExp(String.raw`\b(user|${PERSON})'s (?:line )?manager (is|was)(?: called| named)?\b`, 'gu'), '$1 $2 managed by')
+    .replace(new RegExp(String.raw`\b(user|${PERSON}) (is|was) (?:the )?(user|${PERSON})'s (?:line )?manager\b`, 'gu'), '$3 $2 managed by $1')
     // "The outbound one", "the evening one": a pronoun, not a count.
     .replace(/\b(the(?: [\p{L}-]+)?) one\b/giu, '$1')
     // A count of occasions written as one word: "twice a day" = "two times a day".
@@ -876,6 +882,8 @@ function twelveHourTime(hour: number, minutes: string, half: 'a' | 'p' | string 
 }
 
 /** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
+/** A name of up to three capitalised words ("Priya", "Priya Raman"). */
+const PERSON = String.raw`\p{Lu}[\p{L}-]*(?: \p{Lu}[\p{L}-]*){0,2}`;
 const OWNER = String.raw`(\b(?:[Uu]ser|\p{Lu}[\p{L}-]*)'s|\b(?:[Tt]heir|[Hh]is|[Hh]er|[Mm]y|[Yy]our|[Oo]ur))`;
 
 const CURRENCIES: Record<string, string> = { '£': 'pounds', $: 'dollars', '€': 'euros', '¥': 'yen' };

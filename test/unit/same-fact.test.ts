@@ -116,6 +116,10 @@ describe('sameFact', () => {
     // Possession with "got", the future with "going to".
     ['The user has two bikes.', 'The user has got two bikes.'],
     ["Amara's teacher will be Mr Feld.", "Amara's teacher is going to be Mr Feld."],
+    // Whom someone reports to is their manager.
+    ["The user's manager is Priya.", 'The user reports to Priya.'],
+    ['I report directly to Sam.', 'Sam manages me.'],
+    ["Priya Raman is the user's manager.", 'The user reports to Priya Raman.'],
     // A count and its unit written as one word.
     ['The user signed a two-year lease.', 'The user signed a 2-year lease.'],
     ["The user's son Leo is a five-year-old.", "The user's son Leo is 5 years old."],
@@ -233,6 +237,11 @@ describe('sameFact', () => {
     // The same, with a phrase for someone on either side and "them" for the user.
     ["The user's brother Tom drove them to the airport.", 'The user drove their brother Tom to the airport.'],
     ['The user paid their flatmate Jo £300 for the deposit.', "The user's flatmate Jo paid them £300 for the deposit."],
+    // Who reports to whom, the other way round.
+    ['Priya reports to the user.', 'The user reports to Priya.'],
+    ["The user's manager is Priya.", 'Priya reports to the user.'],
+    ["The user's manager is Priya.", 'The user manages Priya.'],
+    ["Priya Raman is Tom's manager.", "Tom is Priya Raman's manager."],
     // Another count joined to its unit; a hyphenated idiom that counts nothing is no count.
     ['The user signed a two-year lease.', 'The user signed a three-year lease.'],
     ['The user signed a 2-year lease.', 'The user signed a twelve-month lease.'],
