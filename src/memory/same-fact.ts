@@ -338,27 +338,31 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const possessor = (index: number) => /'s$/i.test(tokens[index]!) && !IS_CONTRACTED.has(bareWord(tokens[index]!).toLowerCase());
   const adverb = (index: number) => (BEFORE_VERB.has(tokens[index]!.toLowerCase()) && head(index) !== 'user') || /ly$/.test(tokens[index]!);
   const skipped = (index: number) => head(index) === undefined || possessor(index) || adverb(index);
-  /** The heads from the first word the phrase names (walking by `step` from `at`) to the grammar word that ends it. */
+  /**
+   * The heads from the first word the phrase names (walking by `step` from `at`) to the grammar word or possessor
+   * that ends it; `referred` names what a skipped word stands for.
+   */
   const phrase = (at: number, step: 1 | -1, referred: (index: number) => string | undefined = () => undefined): Set<string> => {
     const heads = new Set<string>();
     for (let index = at + step; index >= 0 && index < tokens.length; index += step) {
+      if (adverb(index)) continue;
       const named = skipped(index) ? referred(index) : head(index);
-      if (named !== undefined && !adverb(index)) heads.add(named);
-      else if (heads.size > 0 && !possessor(index) && !adverb(index)) break;
-      if (heads.size > 0 && possessor(index)) break;
+      if (named !== undefined) heads.add(named);
+      else if (heads.size > 0) break;
     }
     return heads;
   };
-  const object = (at: number) => phrase(at, 1, (index) => (tokens[index]!.toLowerCase() === 'them' ? 'user' : undefined));
+  const before = (at: number) => phrase(at, -1);
+  const after = (at: number) => phrase(at, 1, (index) => (tokens[index]!.toLowerCase() === 'them' ? 'user' : undefined));
   const frames: Frame[] = [];
   tokens.forEach((raw, at) => {
     // A word after a number is what it counts ("300 pounds"), not a verb.
     if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || isNumber(tokens[at - 1]?.toLowerCase())) return;
     const by = tokens.indexOf('by', at + 1);
     const passive = BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '') || by === at + 1;
-    const subject = passive ? (by < 0 ? new Set<string>() : object(by)) : phrase(at, -1);
-    const done = passive ? phrase(at, -1) : object(at);
-    if (subject.size > 0 && done.size > 0 && !setsEqual(subject, done)) frames.push({ verb: rootOf(raw), subject, object: done });
+    const subject = passive ? (by < 0 ? new Set<string>() : after(by)) : before(at);
+    const object = passive ? before(at) : after(at);
+    if (subject.size > 0 && object.size > 0 && !setsEqual(subject, object)) frames.push({ verb: rootOf(raw), subject, object });
   });
   return frames;
 }
@@ -881,9 +885,9 @@ function twelveHourTime(hour: number, minutes: string, half: 'a' | 'p' | string 
   return clock(hour, leadingZero ? ' am' : '');
 }
 
-/** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
 /** A name of up to three capitalised words ("Priya", "Priya Raman"). */
 const PERSON = String.raw`\p{Lu}[\p{L}-]*(?: \p{Lu}[\p{L}-]*){0,2}`;
+/** Someone's, right before the noun: "the user's", "Sam's", "their" (case-sensitive: a name is capitalised). */
 const OWNER = String.raw`(\b(?:[Uu]ser|\p{Lu}[\p{L}-]*)'s|\b(?:[Tt]heir|[Hh]is|[Hh]er|[Mm]y|[Yy]our|[Oo]ur))`;
 
 const CURRENCIES: Record<string, string> = { '£': 'pounds', $: 'dollars', '€': 'euros', '¥': 'yen' };
