@@ -5,6 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
 import { createMigrator, migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
+import { introspectingOneSchema } from '../../src/db/own-schema-introspector.js';
 import type { Database } from '../../src/db/schema.js';
 import { NO_FILTERS as noFilters } from '../../src/db/memories/filters.js';
 import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
@@ -34,7 +35,9 @@ describe.each(engines)('upgrading a database with memories on %s', (engine) => {
     const pglite = engine === 'pglite' ? await sharedPGlite() : undefined;
     if (pglite !== undefined) await pglite.exec(`create schema "${schema}"; set search_path to "${schema}", public`);
     const pool = engine === 'postgres' ? new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, options: `-c search_path=${schema},public` }) : undefined;
-    const db = new Kysely<Database>({ dialect: pool !== undefined ? new PostgresDialect({ pool }) : new PGliteDialect(pglite!) });
+    // As the service does (open-database.ts): Kysely's own introspector reads every schema, and another test file
+    // dropping its schema meanwhile failed the migration ("schema … does not exist").
+    const db = new Kysely<Database>({ dialect: introspectingOneSchema(pool !== undefined ? new PostgresDialect({ pool }) : new PGliteDialect(pglite!), schema) });
     try {
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
       expect((await createMigrator(db, schema).migrateTo(until)).error).toBeUndefined();
