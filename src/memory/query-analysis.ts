@@ -46,6 +46,8 @@ export function contentWords(query: string): string {
     if (month !== undefined && month !== lower && /^\p{Lu}/u.test(token)) variants.push(month);
     // "When did she go …" finds "I went …": PostgreSQL's stemmer leaves irregular forms apart.
     if (!AUXILIARIES.has(lower)) variants.push(...(IRREGULAR_FORMS.get(lower) ?? []), ...[IRREGULAR_VERBS.get(lower) ?? []].flat());
+    // "Who is my doctor?" finds "registered with Dr Moreau": a title is the word it shortens.
+    variants.push(...(TITLES.get(lower) ?? []));
   }
   return variants.length === 0 ? text : `${text} ${variants.join(' ')}`;
 }
@@ -65,6 +67,15 @@ const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
 function withoutAnswerType(query: string): string {
   return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ');
 }
+
+/** Titles and the words they shorten, each way. */
+const TITLES = new Map<string, string[]>([
+  ['doctor', ['dr']],
+  ['doctors', ['dr']],
+  ['dr', ['doctor']],
+  ['professor', ['prof']],
+  ['prof', ['professor']],
+]);
 
 /** Verbs that mostly serve as auxiliaries in questions: their other forms are no evidence. */
 const AUXILIARIES = new Set(['do', 'does', 'did', 'done', 'have', 'has', 'had']);

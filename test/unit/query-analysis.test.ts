@@ -23,6 +23,13 @@ describe('contentWords', () => {
     expect(contentWords('Who bought the car?').split(' ')).toContain('buy');
   });
 
+  it('searches a title with the word it shortens, each way', () => {
+    expect(contentWords('Who is the user’s doctor?').split(/[\s?]+/)).toEqual(expect.arrayContaining(['doctor', 'dr']));
+    expect(contentWords('When did I see Dr Patel?').split(/[\s?]+/)).toEqual(expect.arrayContaining(['Dr', 'doctor']));
+    expect(contentWords('Who was my professor?').split(/[\s?]+/)).toContain('prof');
+    expect(contentWords('Who is my dentist?').split(/[\s?]+/)).not.toContain('dr');
+  });
+
   it('leaves out the words that say a question is about the present, and keeps those that place it in the past', () => {
     const words = (query: string) => contentWords(query).split(/[\s?]+/);
     expect(words('How does the user keep fit these days?')).not.toEqual(expect.arrayContaining(['these']));
