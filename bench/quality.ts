@@ -24,6 +24,7 @@ import {
   type DedupOutcome,
   type DevPair,
   type DevQuestion,
+  type TimelineFact,
 } from './lib/dev-set.js';
 import { componentRanking, openQualityService, RecallTally } from './lib/quality.js';
 
@@ -76,42 +77,46 @@ async function evaluate(set: string, subject: string, items: readonly DevQuestio
   }
   return bothAt5;
 }
-/** The recall figures of both sets: the served ranking and each retriever alone, by kind and split. */
+/** The tables' columns: each kind, then each split, then all questions. */
+const columnsOf = (categories: readonly string[]) => [...categories.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
+const RANKINGS = ['vector only', 'full-text only', 'hybrid (served)'];
+
+/** One line per kind and split of the served ranking; `both` adds the share of questions with every answer in the top 5. */
+function bySplit(set: string, categories: readonly string[], both?: ReadonlyMap<string, [number, number]>): string {
+  const lines = [`| ${set} (served) | ${['dev', 'holdout', 'all'].map((split) => `${split}: R@1 / R@5 / R@10${both === undefined ? '' : ' (all answers in top 5)'}`).join(' | ')} |`, '|---|---|---|---|'];
+  for (const category of [...categories, 'all']) {
+    const cells = ['dev', 'holdout', 'all'].map((split) => {
+      const column = category === 'all' ? (split === 'all' ? 'all' : split) : split === 'all' ? category : `${category}:${split}`;
+      const count = tally.count(`${set} hybrid (served)`, column);
+      const figures = [1, 5, 10].map((k) => tally.mean(`${set} hybrid (served)`, column, k).toFixed(3)).join(' / ');
+      const all = both?.get(column);
+      return `${figures}${all === undefined ? '' : ` (${(all[0] / all[1]).toFixed(3)})`} n=${count}`;
+    });
+    lines.push(`| ${category} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A set seeded as the timeline set is (its later facts stored after the others) on `subject`, evaluated and
+ * reported by kind and split, two-fact questions also as every answer in the top 5.
+ */
+async function reportByKind(set: string, title: string, subject: string, data: { facts: TimelineFact[]; questions: DevQuestion[] }, categories: readonly string[]) {
+  const keys = await seedTimeline(call, subject, data.facts);
+  const bothAt5 = await evaluate(set, subject, data.questions, keys, new Map(data.facts.map((fact) => [fact.id, fact.text])));
+  console.log(`\n${title}, recall@1 / @5 / @10 by kind:\n\n${tally.table(RANKINGS.map((name) => `${set} ${name}`), columnsOf(categories))}`);
+  console.log(`\n${title}, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit(set, categories, bothAt5)}`);
+}
+
+/** The recall figures of every set: the served ranking and each retriever alone, by kind and split. */
 async function reportRecall() {
   const keyOf = await seed(call, subject, facts.map((fact) => ({ key: fact.id, text: fact.text })));
-  const rankings = ['vector only', 'full-text only', 'hybrid (served)'];
   await evaluate('own', subject, questions, new Map([...keyOf].map(([id, key]) => [id, [key]])), new Map(facts.map((fact) => [fact.id, fact.text])));
-  const timelineSubject = 'dev-timeline';
-  const timelineKeys = await seedTimeline(call, timelineSubject, timeline.facts);
-  const bothAt5 = await evaluate('timeline', timelineSubject, timeline.questions, timelineKeys, new Map(timeline.facts.map((fact) => [fact.id, fact.text])));
-  const columns = [...QUESTION_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
-  console.log(`\nrecall@1 / @5 / @10 by question category:\n\n${tally.table(rankings.map((name) => `own ${name}`), columns)}`);
-  /** One line per kind and split of the served ranking; `both` adds the share of questions with every answer in the top 5. */
-  const bySplit = (set: string, categories: readonly string[], both?: ReadonlyMap<string, [number, number]>) => {
-    const lines = [`| ${set} (served) | ${['dev', 'holdout', 'all'].map((split) => `${split}: R@1 / R@5 / R@10${both === undefined ? '' : ' (all answers in top 5)'}`).join(' | ')} |`, '|---|---|---|---|'];
-    for (const category of [...categories, 'all']) {
-      const cells = ['dev', 'holdout', 'all'].map((split) => {
-        const column = category === 'all' ? (split === 'all' ? 'all' : split) : split === 'all' ? category : `${category}:${split}`;
-        const count = tally.count(`${set} hybrid (served)`, column);
-        const figures = [1, 5, 10].map((k) => tally.mean(`${set} hybrid (served)`, column, k).toFixed(3)).join(' / ');
-        const all = both?.get(column);
-        return `${figures}${all === undefined ? '' : ` (${(all[0] / all[1]).toFixed(3)})`} n=${count}`;
-      });
-      lines.push(`| ${category} | ${cells.join(' | ')} |`);
-    }
-    return lines.join('\n');
-  };
+  console.log(`\nrecall@1 / @5 / @10 by question category:\n\n${tally.table(RANKINGS.map((name) => `own ${name}`), columnsOf(QUESTION_CATEGORIES))}`);
   console.log(`\nown set, served ranking by category and split:\n\n${bySplit('own', QUESTION_CATEGORIES)}`);
-  const timelineColumns = [...TIMELINE_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
-  console.log(`\ntimeline set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `timeline ${name}`), timelineColumns)}`);
-  console.log(`\ntimeline set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('timeline', TIMELINE_CATEGORIES, bothAt5)}`);
+  await reportByKind('timeline', 'timeline set', 'dev-timeline', timeline, TIMELINE_CATEGORIES);
   await reportChanges();
-  const fresh = loadFreshRecallSet();
-  const freshKeys = await seedTimeline(call, 'dev-fresh-recall', fresh.facts);
-  const freshBoth = await evaluate('fresh', 'dev-fresh-recall', fresh.questions, freshKeys, new Map(fresh.facts.map((fact) => [fact.id, fact.text])));
-  const freshColumns = [...FRESH_RECALL_CATEGORIES.map((key) => ({ key, label: key })), { key: 'dev', label: 'dev split' }, { key: 'holdout', label: 'hold-out' }, { key: 'all', label: 'all' }];
-  console.log(`\nfresh recall set, recall@1 / @5 / @10 by kind:\n\n${tally.table(rankings.map((name) => `fresh ${name}`), freshColumns)}`);
-  console.log(`\nfresh recall set, served ranking by kind and split (in brackets: every answer in the top 5):\n\n${bySplit('fresh', FRESH_RECALL_CATEGORIES, freshBoth)}`);
+  await reportByKind('fresh', 'fresh recall set', 'dev-fresh-recall', loadFreshRecallSet(), FRESH_RECALL_CATEGORIES);
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
 }
 
