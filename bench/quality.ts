@@ -9,10 +9,12 @@
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 import {
   allFound,
+  BLIND_RECALL_CATEGORIES,
   dedupFigures,
   evaluatePairSets,
   FRESH_RECALL_CATEGORIES,
   loadChangesSet,
+  loadBlindRecallSet,
   loadDevSet,
   loadFreshRecallSet,
   loadTimelineSet,
@@ -117,6 +119,7 @@ async function reportRecall() {
   await reportByKind('timeline', 'timeline set', 'dev-timeline', timeline, TIMELINE_CATEGORIES);
   await reportChanges();
   await reportByKind('fresh', 'fresh recall set', 'dev-fresh-recall', loadFreshRecallSet(), FRESH_RECALL_CATEGORIES);
+  await reportByKind('blind', 'blind recall set', 'dev-blind-recall', loadBlindRecallSet(), BLIND_RECALL_CATEGORIES);
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
 }
 

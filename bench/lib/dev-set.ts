@@ -34,8 +34,8 @@ export interface PairSet {
 }
 
 /**
- * `pairSets`: the first pairs, the later spot check, the pairs in other styles and the fresh pairs, written by
- * someone who had not read the decision's code (bench/quality/README.md).
+ * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh and blind pairs, each
+ * written by a helper who had read neither the decision's code nor the other sets (bench/quality/README.md).
  */
 export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairSets: PairSet[] } {
   return {
@@ -46,6 +46,7 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
       { name: 'spot', pairs: read('spot-pairs.json') },
       { name: 'styles', pairs: read('style-pairs.json') },
       { name: 'fresh', pairs: read('fresh-pairs.json') },
+      { name: 'blind', pairs: read('blind-pairs.json') },
     ],
   };
 }
@@ -83,6 +84,16 @@ export function loadTimelineSet(): { facts: TimelineFact[]; questions: DevQuesti
 export function loadFreshRecallSet(): { facts: TimelineFact[]; questions: DevQuestion[] } {
   return { facts: read('fresh-recall-facts.json'), questions: read('fresh-recall-questions.json') };
 }
+
+/**
+ * The blind recall set (bench/quality/README.md): a fourth person's facts, many of which changed, and questions
+ * about now and before, relations and two facts, written by a helper that read neither the code nor the other sets.
+ */
+export function loadBlindRecallSet(): { facts: TimelineFact[]; questions: DevQuestion[] } {
+  return { facts: read('blind-timeline-facts.json'), questions: read('blind-timeline-questions.json') };
+}
+
+export const BLIND_RECALL_CATEGORIES = ['now', 'past', 'twofact', 'relation', 'paraphrase'] as const;
 
 export const FRESH_RECALL_CATEGORIES = ['now', 'past', 'relation', 'twofact', 'paraphrase', 'firstperson', 'detail', 'negation'] as const;
 
