@@ -25,7 +25,10 @@ export const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'fri
 export const MONTHS = new Map<string, string>(
   MONTH_NAMES.flatMap((month) => [[month, month], [month.slice(0, 3), month], ...(month === 'september' ? [['sept', month] as const] : [])] as [string, string][]),
 );
-export const WEEKDAYS = new Map<string, string>(WEEKDAY_NAMES.flatMap((day) => [[day, day], [day.slice(0, 3), day]] as [string, string][]));
+export const WEEKDAYS = new Map<string, string>([
+  ...WEEKDAY_NAMES.flatMap((day) => [[day, day], [day.slice(0, 3), day]] as [string, string][]),
+  ...variantPairs('tuesday:tues;wednesday:weds;thursday:thur,thurs'),
+]);
 
 /** A table written "canonical:variant,variant;…", as [variant, canonical] pairs. */
 export function variantPairs(table: string): [variant: string, canonical: string][] {
@@ -63,7 +66,8 @@ export const STOP_WORDS = new Set(
     'does did done has have had having it its this that these those there here their theirs they them he she his ' +
     'her hers him i me my mine we us our ours you your yours user users which who whom whose what when where ' +
     'also just very really quite so then than too now currently still even though although while because someone ' +
-    'something one ones some any can could will would should shall may might must own'
+    'something one ones some any can could will would should shall may might must own within myself yourself ' +
+    'himself herself itself ourselves yourselves themselves'
   ).split(' '),
 );
 
@@ -92,6 +96,18 @@ for (const prefix of ['great-', 'great-great-']) {
 }
 for (const [variant, canonical] of [...ROLES]) {
   if (variant.startsWith('ex-')) ROLES.set(variant, canonical === 'ex' ? `ex-${variant.slice(3)}` : canonical);
+}
+
+/**
+ * The more general role each role is one of ("husband" is a spouse, "baby" a child): a text that names the general
+ * one says less about the same person, not something else.
+ */
+export const BROADER_ROLES = new Map<string, string[]>();
+for (const [specific, general] of variantPairs(
+  'spouse:husband,wife;partner:husband,wife,spouse,boyfriend,girlfriend,fiance;parent:mother,father;' +
+    'child:son,daughter,baby;sibling:brother,sister,twin;grandparent:grandmother,grandfather;grandchild:grandson,granddaughter',
+)) {
+  BROADER_ROLES.set(specific, [...(BROADER_ROLES.get(specific) ?? []), general]);
 }
 
 /** The canonical role a word names ("mum" → mother, "sons" → son), or undefined. */

@@ -183,6 +183,20 @@ export function isEntry(term: string): boolean {
   return PARTS.some((part) => lemmasOf(key, part).length > 0);
 }
 
+/** Whether `word` is in the dictionary as `part` (in any inflected form). */
+export function isEntryAs(word: string, part: PartOfSpeech): boolean {
+  return lemmasOf(entryKey(word), part).length > 0;
+}
+
+/**
+ * Whether `word` can only name a thing: the dictionary has it as a noun and never as a verb or an adjective
+ * ("penicillin", "heights"; not "run", "fear", "glazing"). A word it lacks (a name, a brand) counts as a thing.
+ */
+export function namesOnlyAThing(word: string): boolean {
+  const key = entryKey(word);
+  return lemmasOf(key, 'verb').length === 0 && lemmasOf(key, 'adj').length === 0;
+}
+
 /** A term as WordNet writes it: lowercase, words joined by "_". */
 function entryKey(term: string): string {
   return term.toLowerCase().trim().replace(/\s+/g, '_');
