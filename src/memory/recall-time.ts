@@ -94,8 +94,11 @@ function saysNow(question: string): boolean {
  */
 export function questionTime(question: string): 'past' | 'present' | 'either' {
   const text = question.replace(/[’]/g, "'");
-  if (saysNow(text)) return 'present';
+  // "What does my old flatmate do now?" asks about now; "Where did I work before my current job?" about before:
+  // "current" names a thing, where "now" says when.
+  if (QUESTION_NOW.test(text.replace(/\bcurrent\b/gi, ''))) return 'present';
   if (QUESTION_PAST.test(text)) return 'past';
+  if (saysNow(text)) return 'present';
   return PAST_TENSE.test(text) ? 'either' : 'present';
 }
 

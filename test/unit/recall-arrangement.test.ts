@@ -57,6 +57,9 @@ describe('timeMark and questionTime', () => {
     ['Where does the user work?', 'present'],
     ['How old is the user?', 'present'],
     ['What does my old flatmate do now?', 'present'],
+    // "current" names the later job; "before" says when.
+    ['Where did the user work before his current job?', 'past'],
+    ["What is the user's current job?", 'present'],
     ['What was my cholesterol?', 'either'],
     ['When did the user get married?', 'either'],
   ] as const)('%s → %s', (question, time) => {
