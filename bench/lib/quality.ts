@@ -137,7 +137,7 @@ export type Retriever = 'vector' | 'text';
 export async function componentRanking(service: Service, subject: string, query: string, retriever: Retriever, limit: number): Promise<number[]> {
   const [embedding] = await service.embedder.embed([query]);
   return service.db.withSubject(subject, 'benchmarking', async (trx) => {
-    const question = { vector: storedVector(embedding!, service.embedder.model), filters: NO_FILTERS, words: contentWords(query), meaningWords: [], personWords: [], personSearched: [], firstTexts: { count: () => 0, chars: 0 } };
+    const question = { vector: storedVector(embedding!, service.embedder.model), filters: NO_FILTERS, words: contentWords(query), alternatives: [], meaningWords: [], personWords: [], personSearched: [], firstTexts: { count: () => 0, chars: 0 } };
     const evidence = await gatherFirstEvidence(trx, subject, question, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT });
     return (retriever === 'vector' ? evidence.nearest : evidence.worded.map((hit) => hit.id)).slice(0, limit);
   });

@@ -110,6 +110,22 @@ for (const [specific, general] of variantPairs(
   BROADER_ROLES.set(specific, [...(BROADER_ROLES.get(specific) ?? []), general]);
 }
 
+/** Each canonical role's words, the commonest first ("father" → father, dad, daddy, papa). */
+const ROLE_WORDS = new Map<string, string[]>();
+for (const [variant, canonical] of ROLES) ROLE_WORDS.set(canonical, [...(ROLE_WORDS.get(canonical) ?? []), variant]);
+/** How many of a role's words are common enough to search for another ("father", "dad", "daddy"; not "papa"). */
+const COMMON_ROLE_WORDS = 3;
+
+/**
+ * The other common words for the role `word` names ("dad" → father, daddy), or none; not a hyphenated one, which a
+ * full-text search would take for its parts ("step-father": "father").
+ */
+export function otherRoleWords(word: string): string[] {
+  const lower = word.toLowerCase();
+  const role = ROLES.get(lower);
+  return role === undefined ? [] : (ROLE_WORDS.get(role) ?? []).slice(0, COMMON_ROLE_WORDS).filter((variant) => variant !== lower && !variant.includes('-'));
+}
+
 /** The canonical role a word names ("mum" → mother, "sons" → son), or undefined. */
 export function roleOf(word: string): string | undefined {
   const lower = word.toLowerCase();

@@ -1,4 +1,4 @@
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, WEEKDAYS, ordinalOf, roleOf } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, WEEKDAYS, ordinalOf, otherRoleWords, roleOf } from './english.js';
 
 /**
  * The words the full-text ranking searches for, from the question recall is asked. PostgreSQL's English stop
@@ -46,10 +46,22 @@ export function contentWords(query: string): string {
     if (month !== undefined && month !== lower && /^\p{Lu}/u.test(token)) variants.push(month);
     // "When did she go …" finds "I went …": PostgreSQL's stemmer leaves irregular forms apart.
     if (!AUXILIARIES.has(lower)) variants.push(...(IRREGULAR_FORMS.get(lower) ?? []), ...[IRREGULAR_VERBS.get(lower) ?? []].flat());
-    // "Who is my doctor?" finds "registered with Dr Moreau": a title is the word it shortens.
-    variants.push(...(TITLES.get(lower) ?? []));
   }
   return variants.length === 0 ? text : `${text} ${variants.join(' ')}`;
+}
+
+/**
+ * Other words for the question's titles and kinship words: "Who is my doctor?" finds "registered with Dr Moreau",
+ * "What did my dad do?" finds "Tomasz's father is Alan Wren". Searched only where some memory uses them
+ * (RecallQuestion's `alternatives`).
+ */
+export function alternativeWords(query: string): string[] {
+  const alternatives = new Set<string>();
+  for (const token of withoutAnswerType(query).match(/[\p{L}\p{N}-]+/gu) ?? []) {
+    const lower = token.toLowerCase();
+    for (const word of [...(TITLES.get(lower) ?? []), ...otherRoleWords(lower)]) alternatives.add(word);
+  }
+  return [...alternatives];
 }
 
 /**

@@ -8,7 +8,7 @@ import type { DbTransaction } from '../db/schema.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
 import { arrangeFirstResults, type ResultsWanted } from './arrange-results.js';
 import { dictionaryWords } from './meaning-bridge.js';
-import { contentWords, meaningCandidates, personWords } from './query-analysis.js';
+import { alternativeWords, contentWords, meaningCandidates, personWords } from './query-analysis.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 import {
   bridgeRetriever,
@@ -66,6 +66,7 @@ export async function rankMemories(
     vector: query.vector,
     filters: query.filters,
     words,
+    alternatives: alternativeWords(query.text),
     meaningWords: dictionaryWords(meaningCandidates(query.text)),
     personWords: person.asked,
     personSearched: person.searched,

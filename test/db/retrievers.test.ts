@@ -57,6 +57,7 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
     vector: probe,
     filters: NO_FILTERS,
     words: contentWords(text),
+    alternatives: [],
     meaningWords: [],
     personWords: [],
     personSearched: [],
@@ -81,11 +82,21 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(evidence.worded.map((hit) => hit.id)).not.toContain(ids.otherWife);
       expect(evidence).toMatchObject({ memories: 5, inConversations: 2, restatements: [] });
       // "violin" is in a memory, "instrument" in none; "wife" is.
-      expect(evidence.lookups).toEqual({ unused: ['instrument'], usesPersonWords: true });
+      expect(evidence.lookups).toEqual({ unused: ['instrument'], usesPersonWords: true, unusedAlternatives: [] });
       const separately = await asSubject((trx) =>
         gatherFirstEvidence(trx, subject, question('Which instrument does Theo play?', at(1, 0), { meaningWords: ['instrument', 'violin'], personWords: ['wife'] }), { exactScanLimit: 2 }),
       );
       expect(separately).toEqual(evidence);
+    });
+
+    it('searches the other words for a question word only where some memory uses them', async () => {
+      const asked = (alternatives: string[]) =>
+        asSubject((trx) => gatherFirstEvidence(trx, subject, question('Who is the spouse?', at(0, 1), { alternatives }), { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT }));
+      // No memory says "spouse": by full text, nothing; "wife" is in one memory (and another subject's), "husband" in none.
+      expect((await asked([])).worded).toEqual([]);
+      const evidence = await asked(['wife', 'husband']);
+      expect(evidence.worded.map((hit) => hit.id)).toEqual([ids.wife]);
+      expect(evidence.lookups.unusedAlternatives).toEqual(['husband']);
     });
 
     it("reads the texts of each ranking's first memories with the rankings, as many as the look-ups call for", async () => {

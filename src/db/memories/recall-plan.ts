@@ -74,6 +74,11 @@ export interface RecallQuestion {
   readonly filters: MemoryFilters;
   /** The question's content words, for the full-text rankings. */
   readonly words: string;
+  /**
+   * Other words for some of them ("dad" → father, "doctor" → dr), searched with them when some memory uses them:
+   * one no memory uses would only lower the share of the question that each hit covers.
+   */
+  readonly alternatives: readonly string[];
   /** Words whose use by the subject's memories is asked (QuestionWordLookups). */
   readonly meaningWords: readonly string[];
   readonly personWords: readonly string[];
@@ -120,16 +125,18 @@ export interface FirstEvidence {
 export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys, question: RecallQuestion, options: { readonly exactScanLimit: number }): Promise<FirstEvidence> {
   const { exactScanLimit } = options;
   const efSearch = RANKING_DEPTH * 2;
-  const size = await sizeForVectorRanking(trx, spaces, question.filters, exactScanLimit, efSearch, questionWordLookups(spaces, question.meaningWords, question.personWords));
-  const lookups = size.alongside ?? { unused: [], usesPersonWords: false };
+  const size = await sizeForVectorRanking(trx, spaces, question.filters, exactScanLimit, efSearch, questionWordLookups(spaces, question.meaningWords, question.personWords, question.alternatives));
+  const lookups = size.alongside ?? { unused: [], usesPersonWords: false, unusedAlternatives: [...question.alternatives] };
+  const unusedAlternatives = new Set(lookups.unusedAlternatives);
+  const words = [question.words, ...question.alternatives.filter((word) => !unusedAlternatives.has(word))].join(' ');
   const searchedForPerson = question.personSearched.length > 0 && !lookups.usesPersonWords ? question.personSearched.join(' ') : undefined;
   // Every ranking that needs nothing from the vectors rides in the vector ranking's statement: the full text, the
   // person words', a subject's restatements when it has some, and the texts of each ranking's first memories.
   const textArguments = (words: string) => [spaces, question.filters, words, RANKING_DEPTH, size.memories] as const;
-  const restatementArguments = [spaces, question.filters, question.words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS] as const;
+  const restatementArguments = [spaces, question.filters, words, question.vector, RANKING_DEPTH, RESTATEMENT_CHARS] as const;
   const alongside: Alongside<unknown>[] = [];
   const add = (query: Alongside<unknown>): number => alongside.push(query) - 1;
-  const textAt = add({ query: textRankingQuery(...textArguments(question.words)), order: TEXT_RANKING_ORDER });
+  const textAt = add({ query: textRankingQuery(...textArguments(words)), order: TEXT_RANKING_ORDER });
   const personAt = searchedForPerson === undefined ? undefined : add({ query: textRankingQuery(...textArguments(searchedForPerson)), order: TEXT_RANKING_ORDER });
   const restatedAt = size.restatements > 0 ? add({ query: restatementRankingQuery(...restatementArguments), order: RESTATEMENT_RANKING_ORDER }) : undefined;
   const textCount = question.firstTexts.count(lookups);
@@ -143,7 +150,7 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
       : await walkIndexWith(trx, spaces, question.vector, RANKING_DEPTH, restore, alongside);
   const rowsAt = <T>(at: number | undefined): T[] | undefined => (at === undefined ? undefined : (vector.alongside?.[at] as T[] | undefined));
   // Not run alongside (a large subject whose index cannot be walked): each in a statement of its own, no texts.
-  const worded = rowsAt<TextHitRow>(textAt)?.map(toTextHit) ?? (await textRanking(trx, ...textArguments(question.words)));
+  const worded = rowsAt<TextHitRow>(textAt)?.map(toTextHit) ?? (await textRanking(trx, ...textArguments(words)));
   const person = searchedForPerson === undefined ? undefined : (rowsAt<TextHitRow>(personAt)?.map(toTextHit) ?? (await textRanking(trx, ...textArguments(searchedForPerson))));
   const restatements = restatedAt === undefined ? [] : (rowsAt<RestatementHitRow>(restatedAt)?.map(toRestatementHit) ?? (await restatementRanking(trx, ...restatementArguments)));
   const texts = new Map((rowsAt<{ id: string | number; text: string }>(textsAt) ?? []).map((row) => [Number(row.id), row.text] as const));

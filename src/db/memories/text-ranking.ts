@@ -174,10 +174,16 @@ export interface QuestionWordLookups {
   readonly unused: string[];
   /** Whether some memory uses one of the question's person words (usesTermsExpression); false when none is asked. */
   readonly usesPersonWords: boolean;
+  /** The other words for the question's words (a title's, a kinship word's) that none of the memories uses. */
+  readonly unusedAlternatives: string[];
 }
 
-/** unusedWordsExpression of `words` and usesTermsExpression of `personWords` as one JSON object (QuestionWordLookups). */
-export function questionWordLookups(spaces: SpaceKeys, words: readonly string[], personWords: readonly string[]): RawBuilder<QuestionWordLookups> {
+/**
+ * unusedWordsExpression of `words` and of `alternatives`, and usesTermsExpression of `personWords`, as one JSON
+ * object (QuestionWordLookups).
+ */
+export function questionWordLookups(spaces: SpaceKeys, words: readonly string[], personWords: readonly string[], alternatives: readonly string[] = []): RawBuilder<QuestionWordLookups> {
   const uses = personWords.length === 0 ? sql<boolean>`false` : usesTermsExpression(spaces, personWords);
-  return sql<QuestionWordLookups>`json_build_object('unused', ${words.length === 0 ? sql`'[]'::json` : unusedWordsExpression(spaces, words)}, 'usesPersonWords', ${uses})`;
+  const unused = (asked: readonly string[]) => (asked.length === 0 ? sql`'[]'::json` : unusedWordsExpression(spaces, asked));
+  return sql<QuestionWordLookups>`json_build_object('unused', ${unused(words)}, 'usesPersonWords', ${uses}, 'unusedAlternatives', ${unused(alternatives)})`;
 }
