@@ -24,7 +24,10 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, SMALL_
  *    the stored text says otherwise ("season" = "time of year", "painter" → "artist").
  *  - or, given the candidate's embedding similarity, a word or two reworded with the words around them ("is a
  *    big fan of jazz" = "loves jazz") when the vectors are close; a word replaced where it stood ("allergic to
- *    penicillin" / "to amoxicillin") is another value in the same slot and stays another fact.
+ *    penicillin" / "to amoxicillin") is another value in the same slot and stays another fact;
+ *  - or, from a lower similarity, any number of words reworded when the words only one text says tell how rather
+ *    than name another thing ("likes listening to podcasts" = "enjoys having podcasts on"; not "scared of
+ *    flying" / "of deep water"): BROAD_SIMILARITY. A wrong "same fact" keeps the text as a restatement.
  * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
@@ -105,7 +108,13 @@ function rewordedOnlyWording(left: Evidence, right: Evidence, reworded: readonly
   const writtenOf = (evidence: Evidence, roots: readonly string[]) => roots.flatMap((root) => [...(evidence.written.get(root) ?? [root])]);
   const storedWords = writtenOf(left, unmatched);
   const incomingWords = writtenOf(right, reworded);
-  const meanings = (words: readonly string[]) => new Set(words.flatMap((word) => [...meaningsOf(word, THING_MEANING).senses, ...meaningsOf(word, THING_MEANING).broader]));
+  const meanings = (words: readonly string[]) =>
+    new Set(
+      words.flatMap((word) => {
+        const { senses, broader } = meaningsOf(word, THING_MEANING);
+        return [...senses, ...broader];
+      }),
+    );
   const storedMeanings = meanings(storedWords);
   const incomingMeanings = meanings(incomingWords);
   const namedByOther = (word: string, other: ReadonlySet<string>) => [...meaningsOf(word, THING_MEANING).senses].some((sense) => other.has(sense));
@@ -560,8 +569,8 @@ function variantsOf(verbs: string): string[] {
 /**
  * The qualifier a word is, if any, read with the two words after it: "would like" intends, "would" alone is a
  * possibility ("would rather" was made "prefers"), "used to" is a past habit, "has to" an obligation, and "more
- * than", "at least", "up to", "over" and "under" bound a number ("more than 50,000", "over ten years"; not "likes
- * cats more than dogs").
+ * than", "at least", "up to", "over" and "under" bound a number ("more than 50,000", "for over ten years"; not
+ * "likes cats more than dogs", nor "£212,000 over 25 years", how long).
  */
 function qualifierOf(word: string, next: string | undefined, afterNext: string | undefined, previous?: string): Qualifier | undefined {
   if (!QUALIFYING.has(word)) return undefined;
@@ -609,12 +618,6 @@ const BINDINGS = new Map<string, BindingKind>([
 ]);
 
 /**
- * Whether a word the stored text gives a role (`left`, e.g. "coffee" after "to") appears in the incoming text in
- * another one: the incoming text has the word but not after that kind of preposition, while it either binds that
- * kind to another word ("prefers coffee to tea") or binds this word to another kind ("from Lisbon"). Words that
- * differ are not a swap: the coverage of the content words judges those.
- */
-/**
  * The same people named: each role of either text is one of the other's, or a more general word for one of the
  * stored text's ("The user's husband is Karim" / "the user is married to Karim": spouse; "baby" / "child"). The
  * incoming text may name a role more generally, never more narrowly ("child" / "son": it brings what the stored
@@ -628,6 +631,12 @@ function rolesAgree(stored: ReadonlySet<string>, incoming: ReadonlySet<string>):
   );
 }
 
+/**
+ * Whether a word the stored text gives a role (`left`, e.g. "coffee" after "to") appears in the incoming text in
+ * another one: the incoming text has the word but not after that kind of preposition, while it either binds that
+ * kind to another word ("prefers coffee to tea") or binds this word to another kind ("from Lisbon"). Words that
+ * differ are not a swap: the coverage of the content words judges those.
+ */
 function rolesSwapped(left: Evidence, right: Evidence): boolean {
   for (const [kind, words] of left.bound) {
     const rightKind = right.bound.get(kind);
@@ -696,7 +705,6 @@ const AUXILIARY_TENSES = new Map<string, Tense>([
   ...each('past', ['was', 'were', 'had', 'did']),
 ]);
 
-/** "lived", "stole": past; "lives": present; other forms (base, "-ing", nouns) say nothing. */
 /** A verb's base form after a plural subject says the present: "Noor's parents live" (not "lived"), "they work". */
 function pluralPresent(subject: string | undefined, word: string): Tense | undefined {
   if (subject === undefined || !(PLURAL_SUBJECTS.has(subject) || /\p{L}{2,}[^su']s$/u.test(subject))) return undefined;
@@ -705,6 +713,7 @@ function pluralPresent(subject: string | undefined, word: string): Tense | undef
 }
 const PLURAL_SUBJECTS = new Set(['they', 'we', 'you']);
 
+/** "lived", "stole": past; "lives": present; other forms (base, "-ing", nouns) say nothing. */
 function tenseOf(word: string): Tense | undefined {
   if (IRREGULAR_VERBS.has(word) || /\p{L}{2,}ed$/u.test(word)) return 'past';
   if (/\p{L}{2,}[^su']s$/u.test(word)) return 'present';
