@@ -134,10 +134,14 @@ function namesAThing(evidence: Evidence, word: string): boolean {
   if (namesOnlyAThing(word)) return true;
   // "stops her sleeping": an "-ing" form after "her" is what she does.
   if (word.endsWith('ing')) return false;
-  const sequence = evidence.sequence;
-  return sequence.some((token, index) => token === word && index > 0 && NOUN_MARKERS.has(sequence[index - 1]!)) && isEntryAs(word, 'noun');
+  return nounPlaced(evidence).has(word) && isEntryAs(word, 'noun');
 }
 const NOUN_MARKERS = new Set(["'s", 'a', 'an', 'the', 'my', 'his', 'her', 'their', 'our', 'your', 'its', 'of', 'on', 'in', 'at', 'for', 'with', 'from', 'by', 'about', 'into']);
+
+/** The words of a text that stand after a NOUN_MARKER, read once per text (a long one is compared with many). */
+const NOUN_PLACED = new WeakMap<Evidence, ReadonlySet<string>>();
+const nounPlaced = (evidence: Evidence): ReadonlySet<string> =>
+  derived(NOUN_PLACED, evidence, () => new Set(evidence.sequence.filter((_, index) => index > 0 && NOUN_MARKERS.has(evidence.sequence[index - 1]!))));
 
 /** A thing's senses compared when the other text may name it otherwise: more than MEANING's, one level up. */
 const THING_MEANING = { senses: 4, hypernymDepth: 1 } as const;
