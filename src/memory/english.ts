@@ -55,9 +55,15 @@ export const IRREGULAR_VERBS = new Map<string, string>(
   ),
 );
 
+/** [value, key] pairs grouped by key, values in their order: each key's values. */
+function groupedByKey(pairs: Iterable<readonly [value: string, key: string]>): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const [value, key] of pairs) groups.set(key, [...(groups.get(key) ?? []), value]);
+  return groups;
+}
+
 /** Base verb → its irregular past forms ("go" → ["went", "gone"]). */
-export const IRREGULAR_FORMS = new Map<string, string[]>();
-for (const [form, base] of IRREGULAR_VERBS) IRREGULAR_FORMS.set(base, [...(IRREGULAR_FORMS.get(base) ?? []), form]);
+export const IRREGULAR_FORMS = groupedByKey(IRREGULAR_VERBS);
 
 /** Grammar words; "up", "down", "before", "after", "more", "less" carry meaning and are kept. */
 export const STOP_WORDS = new Set(
@@ -102,17 +108,15 @@ for (const [variant, canonical] of [...ROLES]) {
  * The more general role each role is one of ("husband" is a spouse, "baby" a child): a text that names the general
  * one says less about the same person, not something else.
  */
-export const BROADER_ROLES = new Map<string, string[]>();
-for (const [specific, general] of variantPairs(
-  'spouse:husband,wife;partner:husband,wife,spouse,boyfriend,girlfriend,fiance;parent:mother,father;' +
-    'child:son,daughter,baby;sibling:brother,sister,twin;grandparent:grandmother,grandfather;grandchild:grandson,granddaughter',
-)) {
-  BROADER_ROLES.set(specific, [...(BROADER_ROLES.get(specific) ?? []), general]);
-}
+export const BROADER_ROLES = groupedByKey(
+  variantPairs(
+    'spouse:husband,wife;partner:husband,wife,spouse,boyfriend,girlfriend,fiance;parent:mother,father;' +
+      'child:son,daughter,baby;sibling:brother,sister,twin;grandparent:grandmother,grandfather;grandchild:grandson,granddaughter',
+  ).map(([specific, general]) => [general, specific] as const),
+);
 
 /** Each canonical role's words, the commonest first ("father" → father, dad, daddy, papa). */
-const ROLE_WORDS = new Map<string, string[]>();
-for (const [variant, canonical] of ROLES) ROLE_WORDS.set(canonical, [...(ROLE_WORDS.get(canonical) ?? []), variant]);
+const ROLE_WORDS = groupedByKey(ROLES);
 /** How many of a role's words are common enough to search for another ("father", "dad", "daddy"; not "papa"). */
 const COMMON_ROLE_WORDS = 3;
 

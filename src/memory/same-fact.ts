@@ -77,18 +77,20 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
-  const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right) : new Set<string>();
+  // The stored words the incoming text does not repeat: only those can have been reworded.
+  const unmatched = [...left.content].filter((root) => !hasStem(right.content, root));
+  const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right, unmatched) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const reworded = uncovered.filter((word) => !byMeaning.has(word)).length;
   const covered = right.content.size - reworded;
-  const shared = [...left.content].filter((word) => hasStem(right.content, word)).length;
+  const shared = left.content.size - unmatched.length;
   const union = left.content.size + right.content.size - Math.min(covered, shared);
   return {
     same:
       agree &&
       (reworded === 0 ||
         (similarity !== undefined &&
-          ((reworded <= MOST_REWORDED && similarity >= REWORDED_SIMILARITY) || (similarity >= BROAD_SIMILARITY && shared > 0 && !oneRunReplaced(left, right) && rewordedOnlyWording(left, right, uncovered))) &&
+          ((reworded <= MOST_REWORDED && similarity >= REWORDED_SIMILARITY) || (similarity >= BROAD_SIMILARITY && shared > 0 && !oneRunReplaced(left, right) && rewordedOnlyWording(left, right, unmatched, uncovered))) &&
           !replacedInPlace(left, right))) &&
       hasEvidence(left) &&
       hasEvidence(right),
@@ -103,8 +105,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
  * word that can only name a thing and that the other text does not name ("shellfish" / "penicillin", "heights" /
  * "flying") is what the fact is about, so another one is another fact.
  */
-function rewordedOnlyWording(left: Evidence, right: Evidence, reworded: readonly string[]): boolean {
-  const unmatched = [...left.content].filter((root) => !hasStem(right.content, root));
+function rewordedOnlyWording(left: Evidence, right: Evidence, unmatched: readonly string[], reworded: readonly string[]): boolean {
   const writtenOf = (evidence: Evidence, roots: readonly string[]) => roots.flatMap((root) => [...(evidence.written.get(root) ?? [root])]);
   const storedWords = writtenOf(left, unmatched);
   const incomingWords = writtenOf(right, reworded);
@@ -795,14 +796,7 @@ const DIFF_CELLS = 40_000;
  * count as replaced, so they are judged by their words alone.
  */
 function replacedInPlace(left: Evidence, right: Evidence): boolean {
-  const stored = left.sequence;
-  const incoming = right.sequence;
-  let start = 0;
-  while (start < stored.length && start < incoming.length && stored[start] === incoming[start]) start++;
-  let end = 0;
-  while (end < stored.length - start && end < incoming.length - start && stored.at(-1 - end) === incoming.at(-1 - end)) end++;
-  const a = stored.slice(start, stored.length - end);
-  const b = incoming.slice(start, incoming.length - end);
+  const { stored: a, incoming: b } = differingStretch(left, right);
   if (a.length * b.length > DIFF_CELLS) return true;
   // Longest common subsequence, then each run between common words must replace as many words as it removes.
   const width = b.length + 1;
@@ -838,13 +832,19 @@ function replacedInPlace(left: Evidence, right: Evidence): boolean {
  * of deep water"): another value in the same place, even when it takes more or fewer words than the stored one.
  */
 function oneRunReplaced(left: Evidence, right: Evidence): boolean {
+  const { stored, incoming, kept } = differingStretch(left, right);
+  const removed = new Set(stored);
+  return kept > 0 && !incoming.some((word) => removed.has(word));
+}
+
+/** The words of each text between their common beginning and their common end, and how many words those keep. */
+function differingStretch(left: Evidence, right: Evidence): { stored: string[]; incoming: string[]; kept: number } {
   const [stored, incoming] = [left.sequence, right.sequence];
   let start = 0;
   while (start < stored.length && start < incoming.length && stored[start] === incoming[start]) start++;
   let end = 0;
   while (end < stored.length - start && end < incoming.length - start && stored.at(-1 - end) === incoming.at(-1 - end)) end++;
-  const removed = new Set(stored.slice(start, stored.length - end));
-  return start + end > 0 && !incoming.slice(start, incoming.length - end).some((word) => removed.has(word));
+  return { stored: stored.slice(start, stored.length - end), incoming: incoming.slice(start, incoming.length - end), kept: start + end };
 }
 
 /** A paraphrase rewords a word or two; more new words than this are another fact, not worth a dictionary look-up. */
@@ -857,10 +857,9 @@ const MEANING = { senses: 2, hypernymDepth: 1 } as const;
  * frequent senses of both (a synonym: "season" = "time of year"; not "teach" for "learn", whose shared sense is
  * rare for "learn") or a more general word for it ("painter" → "artist": the incoming text says less, never more). Only content words: names, numbers, roles and negation have already had to agree.
  */
-function coveredByMeaning(stored: Evidence, incoming: Evidence): Set<string> {
-  // Only the stored words that the incoming text does not repeat can have been reworded: "visa" (verb: to
-  // approve) must not let "approved" stand for "rejected" when both texts say "visa".
-  const unmatched = [...stored.content].filter((root) => !hasStem(incoming.content, root));
+function coveredByMeaning(stored: Evidence, incoming: Evidence, unmatched: readonly string[]): Set<string> {
+  // Only the stored words that the incoming text does not repeat (`unmatched`) can have been reworded: "visa"
+  // (verb: to approve) must not let "approved" stand for "rejected" when both texts say "visa".
   const storedTerms = [
     ...unmatched.flatMap((root) => [...stored.written.get(root)!]),
     ...multiWordTerms(stored.sentences.flat(), (word) => unmatched.includes(rootOf(word))),
@@ -982,9 +981,9 @@ function writeValuesAlike(text: string): string {
       const [h, m] = direction.toLowerCase() === 'past' ? [hour, minutes] : [hour === 1 ? 12 : hour - 1, 60 - minutes];
       return `${h}:${String(m).padStart(2, '0')}`;
     })
-    .replace(/\b(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve) o'clock\b/giu, (_match, hour: string) => String(HOURS.get(hour.toLowerCase()) ?? hour))
+    .replace(O_CLOCK, (_match, hour: string) => String(HOURS.get(hour.toLowerCase()) ?? hour))
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
-    .replace(/(?<=\b(?:\d{1,2}(?::\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)) in the (morning|afternoon|evening)\b/giu, (_match, part: string) => (part.toLowerCase() === 'morning' ? 'am' : 'pm'))
+    .replace(PART_OF_DAY, (_match, part: string) => (part.toLowerCase() === 'morning' ? 'am' : 'pm'))
     .replace(/(?<=\d)\s?(?:per ?cent|percent)\b/giu, '%')
     .replace(/(?<=\d),(?=\d{3}(?!\d))/gu, '')
     .replace(/(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k\b/giu, (_match, amount: string) => String(Math.round(Number(amount) * 1000)))
@@ -1004,8 +1003,13 @@ function writeValuesAlike(text: string): string {
     .replace(MEASURED, (_match, count: string, unit: string) => `${count} ${unit}`);
 }
 
-const HOURS = new Map<string, number>([...SMALL_NUMBERS.slice(1, 13).map((word, index) => [word, index + 1] as [string, number]), ...Array.from({ length: 12 }, (_, index) => [String(index + 1), index + 1] as [string, number])]);
-const TIME_IN_WORDS = /\b(?:a )?(half|quarter) (past|to) (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/giu;
+/** An hour of the 12-hour clock, in words or digits ("seven", "7"), to its number. */
+const HOUR_WORDS = SMALL_NUMBERS.slice(1, 13);
+const HOURS = new Map<string, number>(HOUR_WORDS.flatMap((word, index) => [[word, index + 1], [String(index + 1), index + 1]] as [string, number][]));
+const TIME_IN_WORDS = new RegExp(String.raw`\b(?:a )?(half|quarter) (past|to) (\d{1,2}|${HOUR_WORDS.join('|')})\b`, 'giu');
+const O_CLOCK = new RegExp(String.raw`\b(\d{1,2}|${HOUR_WORDS.join('|')}) o'clock\b`, 'giu');
+/** A time's half of the day in words, after the time ("7:30 in the evening"). */
+const PART_OF_DAY = new RegExp(String.raw`(?<=\b(?:\d{1,2}(?::\d{2})?|${HOUR_WORDS.join('|')})) in the (morning|afternoon|evening)\b`, 'giu');
 
 /** A number (digits or a number word, "twenty-five" too) joined by a hyphen to a unit of time, distance or size. */
 const MEASURED = new RegExp(

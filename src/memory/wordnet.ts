@@ -193,8 +193,7 @@ export function isEntryAs(word: string, part: PartOfSpeech): boolean {
  * ("penicillin", "heights"; not "run", "fear", "glazing"). A word it lacks (a name, a brand) counts as a thing.
  */
 export function namesOnlyAThing(word: string): boolean {
-  const key = entryKey(word);
-  return lemmasOf(key, 'verb').length === 0 && lemmasOf(key, 'adj').length === 0;
+  return !isEntryAs(word, 'verb') && !isEntryAs(word, 'adj');
 }
 
 /** A term as WordNet writes it: lowercase, words joined by "_". */
