@@ -4,6 +4,7 @@ import { confirmMemory, deleteMemory, insertMemory, insertMemoryNearTombstones }
 import { listPage } from '../db/memories/list-page.js';
 import { continueMemoryTerms, pendingTermMemories } from '../db/memories/memory-terms.js';
 import { findNearMemories } from '../db/memories/near-memories.js';
+import type { NearMemory } from '../db/memories/records.js';
 import { contentWords, questionToEmbed } from './query-analysis.js';
 import { readMemory, tagCounts } from '../db/memories/read-memories.js';
 import { subjectMemoryCount, subjectUsage, type SubjectUsage } from '../db/memories/subject-stats.js';
@@ -25,7 +26,7 @@ import { embedMemoryTexts } from './passages.js';
 import { checkQuota, NO_QUOTA, type SubjectQuota } from './quota.js';
 import { DEFAULT_EXACT_SCAN_LIMIT } from '../db/memories/recall-plan.js';
 import { rankMemories } from './recall-ranking.js';
-import { comparerOf } from './same-fact.js';
+import { comparerOf, type FactComparison } from './same-fact.js';
 import { RecallCounts } from './recall-counts.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
@@ -76,12 +77,6 @@ const NEAR_LIMIT = 5;
 const CANDIDATE_MARGIN = 0.15;
 const NEAR_CANDIDATES = 20;
 /**
- * Share of content words and names in common that lists a candidate below the threshold. None: every candidate
- * within the margin is listed, best first and at most NEAR_LIMIT, since a paraphrase can share no content word
- * with the stored text ("wedding anniversary is on 12 August" / "got married on 12 August", 0.74).
- */
-const LISTED_OVERLAP = 0;
-/**
  * Candidates found by their words as well, below the similarity margin (findNearMemories' worded search): the
  * full-text ranking's first 3 that say at least a fifth of the weight (idf) of the incoming text's first
  * WORDED_WORDS content words. A paraphrase the model scores low often keeps the rare words (names, codes, places):
@@ -89,6 +84,14 @@ const LISTED_OVERLAP = 0;
  */
 const WORDED = { limit: 3, minCoverage: 0.2 } as const;
 const WORDED_WORDS = 40;
+/**
+ * The few nearest memories below the margin are candidates too, down to where same-fact.ts's broadest path still
+ * reads a rewording (0.55): a paraphrase in the first person and other words ("The user's husband is called Karim"
+ * / "I'm married to Karim") can score there and share only a name that many memories say. Under ask they fill
+ * the list after the likelier ones (listingOrder); on the blind pairs' dev half ask then listed 30 of 30 stored
+ * facts instead of 28, and no distinct pair was taken for the same fact (bench/README.md).
+ */
+const NEAREST_BELOW = { minSimilarity: 0.55, count: 3 } as const;
 /** Longer than any text MaxTextChars allows: "the whole text". */
 const WHOLE_TEXT = 1_000_000;
 /** Most restatements recall shows under one memory (nearest first). */
@@ -117,6 +120,35 @@ const refOf = (space: AccessibleSpace): SpaceRef => ({ id: space.id, name: space
 function spaceLookup(spaces: readonly AccessibleSpace[]): (key: string) => SpaceRef {
   const byKey = new Map(spaces.map((space) => [space.key, refOf(space)]));
   return (key) => byKey.get(key) ?? { id: key, name: key };
+}
+
+interface JudgedCandidate {
+  readonly candidate: NearMemory;
+  readonly comparison: FactComparison;
+}
+
+/**
+ * Whether ask lists a candidate: the same fact, or one within the similarity margin, even sharing no content word
+ * ("wedding anniversary is on 12 August" / "got married on 12 August", 0.74); below the margin, one that shares a
+ * word or name as well: there the vectors alone also reach texts of the same shape about something else.
+ */
+function listed({ candidate, comparison }: JudgedCandidate, threshold: number): boolean {
+  return comparison.same || candidate.similarity >= threshold - CANDIDATE_MARGIN || comparison.overlap > 0;
+}
+
+/**
+ * Ask's order of two candidates (negative: `a` first): the same fact first; then those within the similarity
+ * margin, by similarity; then those below it (found by their words, or among the few nearest), by the share of
+ * words they have in common, then similarity: the model can score a paraphrase below unrelated texts of its shape.
+ */
+function listingOrder(a: JudgedCandidate, b: JudgedCandidate, threshold: number): number {
+  const within = (judged: JudgedCandidate) => Number(judged.candidate.similarity >= threshold - CANDIDATE_MARGIN);
+  return (
+    Number(b.comparison.same) - Number(a.comparison.same) ||
+    within(b) - within(a) ||
+    (within(a) === 1 ? 0 : b.comparison.overlap - a.comparison.overlap) ||
+    b.candidate.similarity - a.candidate.similarity
+  );
 }
 
 const addErased = (a: ErasedRows, b: ErasedRows): ErasedRows => ({
@@ -167,6 +199,7 @@ export class MemoryService {
               lockForWrite: lockHere,
               // With NEAR_LIMIT candidates within the margin, ask's list is full of likelier ones.
               worded: { ...WORDED, unlessFound: NEAR_LIMIT, words: contentWords(memory.text).split(' ').slice(0, WORDED_WORDS).join(' ') },
+              nearestBelow: NEAREST_BELOW,
             });
       // Best first: the same fact, then the most similar. Reading the incoming text's evidence is synchronous
       // (~10 ms for 16,000 characters, on the event loop and with the connection held): only when there is a candidate.
@@ -176,8 +209,8 @@ export class MemoryService {
           ? []
           : candidates
               .map((candidate) => ({ candidate, comparison: compare(candidate.text, candidate.similarity) }))
-              .filter(({ candidate, comparison }) => candidate.similarity >= threshold || comparison.same || comparison.overlap >= LISTED_OVERLAP)
-              .sort((a, b) => Number(b.comparison.same) - Number(a.comparison.same) || b.candidate.similarity - a.candidate.similarity);
+              .filter((judged) => listed(judged, threshold))
+              .sort((a, b) => listingOrder(a, b, threshold));
       const near = judged.slice(0, NEAR_LIMIT).map(({ candidate }) => candidate);
       const best = judged[0];
       if (policy === 'skip_if_near' && best?.comparison.same === true) {

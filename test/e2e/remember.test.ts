@@ -187,6 +187,23 @@ describe.each(engines)('remember on %s', (engine) => {
     expect(near[0]!.similarity).toBeGreaterThanOrEqual(0);
   });
 
+  it('lists under ask one of the few nearest below the margin when it also shares a word: a paraphrase the model scores low', async () => {
+    const subject = newSubject();
+    const stored = await remember(subject, { text: "The user's husband is called Karim." });
+    // Karim is named often, so a search by the words alone ranks other memories first.
+    for (const text of ["Karim's sister Leila lives in Lyon.", 'Karim plays the oud at weddings.', 'Karim Haddad from work sits opposite the user.', 'Karim takes the bins out on Thursdays.']) {
+      await remember(subject, { text, dedup_policy: 'insert' });
+    }
+    const unrelated = await remember(subject, { text: 'The user enjoys long walks on the beach at sunset.', dedup_policy: 'insert' });
+    const asked = await remember(subject, { text: "I'm married to Karim." });
+    const near = asked.structured.near_duplicates as { memory_id: number; similarity: number }[];
+    const listed = near.find((item) => item.memory_id === stored.structured.memory_id);
+    expect(listed).toBeDefined();
+    expect(listed!.similarity).toBeLessThan(server.config.memory.nearDuplicateThreshold - 0.15);
+    expect(near.map((item) => item.memory_id)).not.toContain(unrelated.structured.memory_id);
+    expect(near.length).toBeLessThanOrEqual(5);
+  });
+
   it('skips the same fact under skip_if_near and returns the existing id', async () => {
     const subject = newSubject();
     const first = await remember(subject, { text: 'The user is allergic to penicillin' });

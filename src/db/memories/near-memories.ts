@@ -19,7 +19,8 @@ import { subjectWriteLock } from './write-lock.js';
 const WALK_EF_SEARCH = 400;
 
 /**
- * The subject's live memories of the same embedding model at or above `minSimilarity`, best first.
+ * The subject's live memories of the same embedding model at or above `minSimilarity`, best first (with
+ * `nearestBelow`, the few nearest below it as well; with `worded`, those found by their words).
  *
  * A subject of up to `exactScanLimit` memories (every subject in normal use) is scanned exactly, so no
  * near-duplicate is missed. A larger one would cost a scan of all its rows on every remember (~0.1 s at
@@ -37,14 +38,17 @@ export async function findNearMemories(
   minSimilarity: number,
   limit: number,
   exactScanLimit: number,
-  options: { readonly text?: string | undefined; readonly lockForWrite?: boolean; readonly worded?: WordedSearch } = {},
+  options: { readonly text?: string | undefined; readonly lockForWrite?: boolean; readonly worded?: WordedSearch; readonly nearestBelow?: NearestBelow } = {},
 ): Promise<NearMemory[]> {
-  const { text, worded } = options;
+  const { text, worded, nearestBelow } = options;
   // The lock (when asked for) is taken by the size's statement: the size only chooses the plan, and every row
   // read below is read by a later statement, which sees what writers committed before the lock was granted.
   const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, exactScanLimit, WALK_EF_SEARCH, options.lockForWrite === true ? subjectWriteLock(subject) : undefined);
-  const near = await nearestRows(trx, subject, vector, size, { minSimilarity, limit, exactScanLimit, text });
-  if (worded === undefined || worded.words.trim() === '' || near.length >= worded.unlessFound) return near.map(toNearMemory);
+  // One statement reads down to the lower bound; best first, so the rows at or above minSimilarity come first.
+  const reached = await nearestRows(trx, subject, vector, size, { minSimilarity: Math.min(minSimilarity, nearestBelow?.minSimilarity ?? minSimilarity), limit, exactScanLimit, text });
+  const within = reached.filter((row) => row.similarity >= minSimilarity);
+  const near = [...within, ...reached.slice(within.length, within.length + (nearestBelow?.count ?? 0))];
+  if (worded === undefined || worded.words.trim() === '' || within.length >= worded.unlessFound) return near.map(toNearMemory);
   // The memories that say most of the same words, whatever their similarity: a paraphrase the model scores low
   // ("Lisbon hotel booking ref: QX7T42") still shares its rare words with what it restates.
   const known = new Set(near.map((row) => Number(row.id)));
@@ -64,6 +68,12 @@ export interface WordedSearch {
   readonly minCoverage: number;
   /** Not searched when the vectors found this many already (a large subject's busy topic: the search costs there). */
   readonly unlessFound: number;
+}
+
+/** The `count` nearest memories below findNearMemories' minSimilarity, down to this one's, as candidates too. */
+export interface NearestBelow {
+  readonly minSimilarity: number;
+  readonly count: number;
 }
 
 /** findNearMemories by the vectors alone: the exact scan, or the index walk for a subject of that `size`. */
