@@ -108,13 +108,6 @@ const PENDING_BATCH = 100;
 /** Wait before finishing pending memories again after a failure (the database was down). */
 const TERMS_RETRY_MS = 5_000;
 
-/**
- * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
- * budget), list, forget, correct and confirm, each in one subject-scoped transaction (a long text's remember then
- * writes the rest of its words in short transactions of their own: see TERMS_PER_STEP). Returns domain values;
- * throws ServiceErrors (SECRET_REJECTED, NOT_FOUND, EMBEDDING_ERROR from the provider, DATABASE_ERROR from the
- * database layer).
- */
 const refOf = (space: AccessibleSpace): SpaceRef => ({ id: space.id, name: space.name });
 
 function spaceLookup(spaces: readonly AccessibleSpace[]): (key: string) => SpaceRef {
@@ -158,6 +151,13 @@ const addErased = (a: ErasedRows, b: ErasedRows): ErasedRows => ({
   webSessions: a.webSessions + b.webSessions,
 });
 
+/**
+ * The memory domain: remember (secret check, dedup, tombstone report), recall (hybrid ranking within a character
+ * budget), list, forget, correct and confirm, each in one subject-scoped transaction (a long text's remember then
+ * writes the rest of its words in short transactions of their own: see TERMS_PER_STEP). Returns domain values;
+ * throws ServiceErrors (SECRET_REJECTED, NOT_FOUND, EMBEDDING_ERROR from the provider, DATABASE_ERROR from the
+ * database layer).
+ */
 export class MemoryService {
   readonly #options: MemoryServiceOptions;
   #termsRetry: NodeJS.Timeout | undefined;
