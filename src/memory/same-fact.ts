@@ -933,6 +933,8 @@ function rephrase(text: string): string {
     .replace(/\b(would|'d) rather\b/gi, 'prefers')
     .replace(/\b(likes?|liked|loves?) (best|most)\b/gi, 'favourite')
     .replace(/\b(?:a|per|each|every) (day|week|month|year)\b/gi, (_match, unit: string) => PERIODICALLY[unit.toLowerCase()]!)
+    // A habit by the day it falls on: "every Tuesday" = "each Tuesday" = "on Tuesdays".
+    .replace(/\b(?:every|each) (monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|afternoon|evening|night)\b/gi, '$1s')
     .replace(/\b(?:goes|go|went|going) by\b/gi, 'named')
     .replace(/\b(?:is|are|was|were|be|been) (?:called|named|known as)\b/gi, 'named')
     .replace(/\b(?:gets?|got|gotten|getting) (\w+ed)\b/gi, '$1')
@@ -973,7 +975,8 @@ function rephrase(text: string): string {
 function writeValuesAlike(text: string): string {
   return text
     // A time said in words is the time in digits: "half past seven" = "7:30", "a quarter to nine" = "8:45",
-    // "nine o'clock" = "9"; "in the evening" after a time is "pm" ("7:30 in the evening" = "7:30pm").
+    // "nine o'clock" = "9"; "in the evening" after a time is "pm" ("7:30 in the evening" = "7:30pm", "two in the
+    // afternoon" = "2pm").
     .replace(TIME_IN_WORDS, (match, part: string, direction: string, hourWord: string) => {
       const hour = HOURS.get(hourWord.toLowerCase());
       if (hour === undefined) return match;
@@ -983,7 +986,7 @@ function writeValuesAlike(text: string): string {
     })
     .replace(O_CLOCK, (_match, hour: string) => String(HOURS.get(hour.toLowerCase()) ?? hour))
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
-    .replace(PART_OF_DAY, (_match, part: string) => (part.toLowerCase() === 'morning' ? 'am' : 'pm'))
+    .replace(PART_OF_DAY, (_match, time: string, part: string) => `${HOURS.get(time.toLowerCase()) ?? time}${part.toLowerCase() === 'morning' ? 'am' : 'pm'}`)
     .replace(/(?<=\d)\s?(?:per ?cent|percent)\b/giu, '%')
     .replace(/(?<=\d),(?=\d{3}(?!\d))/gu, '')
     .replace(/(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k\b/giu, (_match, amount: string) => String(Math.round(Number(amount) * 1000)))
@@ -1008,8 +1011,8 @@ const HOUR_WORDS = SMALL_NUMBERS.slice(1, 13);
 const HOURS = new Map<string, number>(HOUR_WORDS.flatMap((word, index) => [[word, index + 1], [String(index + 1), index + 1]] as [string, number][]));
 const TIME_IN_WORDS = new RegExp(String.raw`\b(?:a )?(half|quarter) (past|to) (\d{1,2}|${HOUR_WORDS.join('|')})\b`, 'giu');
 const O_CLOCK = new RegExp(String.raw`\b(\d{1,2}|${HOUR_WORDS.join('|')}) o'clock\b`, 'giu');
-/** A time's half of the day in words, after the time ("7:30 in the evening"). */
-const PART_OF_DAY = new RegExp(String.raw`(?<=\b(?:\d{1,2}(?::\d{2})?|${HOUR_WORDS.join('|')})) in the (morning|afternoon|evening)\b`, 'giu');
+/** A time and its half of the day in words ("7:30 in the evening", "two in the afternoon"). */
+const PART_OF_DAY = new RegExp(String.raw`\b(\d{1,2}(?::\d{2})?|${HOUR_WORDS.join('|')}) in the (morning|afternoon|evening)\b`, 'giu');
 
 /** A number (digits or a number word, "twenty-five" too) joined by a hyphen to a unit of time, distance or size. */
 const MEASURED = new RegExp(

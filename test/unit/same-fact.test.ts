@@ -130,6 +130,7 @@ describe('sameFact', () => {
     // A time said in words, and its half of the day; "per cent"; a weekday shortened.
     ['The user has dinner at 6:30pm.', 'The user has dinner at 6:30 in the evening.'],
     ['Choir rehearsal is on Tuesdays at 7:30pm.', 'Choir rehearsal is on Tuesdays at half past seven in the evening.'],
+    ["The user doesn't drink coffee after 2pm.", "The user doesn't drink coffee after two in the afternoon."],
     ['The user has a dentist appointment at 8:45.', 'The user has a dentist appointment at a quarter to nine.'],
     ['Adam has football training every Saturday at 9am.', 'Adam has football training every Saturday at nine a.m.'],
     ['Karim pays 5% of his salary into his pension.', 'Karim pays 5 per cent of his salary into his pension.'],
@@ -138,8 +139,10 @@ describe('sameFact', () => {
     ["The user's husband is called Karim.", "I'm married to Karim."],
     ["The user's sister Hana is expecting a baby in November.", "The user's sister Hana is expecting a child in November."],
     ["The user's mum and dad live in Amman.", "The user's parents live in Amman."],
-    // "every one of" counts nothing.
+    // "every one of" counts nothing; a habit said by "every" or "each" and its day, or by the day in the plural.
     ["I've read every one of Elena Ferrante's novels.", "I've read all of Elena Ferrante's novels."],
+    ['Choir rehearsal: Tuesdays 7:30pm, St Chad\'s church hall.', 'Choir rehearsal: every Tuesday 7:30pm, St Chad\'s church hall.'],
+    ['The user swims on Saturday mornings.', 'The user swims each Saturday morning.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -363,11 +366,13 @@ describe('sameFact', () => {
     // Times in words are times: another one is another fact.
     ['The user has a dentist appointment at 8:15.', 'The user has a dentist appointment at a quarter to nine.'],
     ['The user has dinner at 7:30pm.', 'The user has dinner at half past seven in the morning.'],
+    ['The user has a meeting at 2pm.', 'The user has a meeting at two in the morning.'],
     // A role named more narrowly brings what the stored text did not say; another role is another person.
     ["The user's child plays chess.", "The user's son plays chess."],
     ["The user's niece lives in York.", "The user's nephew lives in York."],
     // Not every one, not all of them, for more than; a verb's tense after a plural subject.
     ['Adam has football training every Saturday at 9.', 'Adam has football training every other Saturday at 9.'],
+    ['Adam has football training on Saturdays at 9.', 'Adam has football training every second Saturday at 9.'],
     ["I've read all of the Elena Ferrante novels.", "I've read some of the Elena Ferrante novels."],
     ['The user has worked at Acme for 10 years.', 'The user has worked at Acme for over 10 years.'],
     ["Noor's parents live in Amman.", "Noor's parents lived in Amman."],
