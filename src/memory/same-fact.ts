@@ -284,6 +284,9 @@ function evidenceOf(text: string): Evidence {
         numbers.add(number);
         return;
       }
+      // A measure's unit is a value too: "5 miles" is not "5 kilometres" (said without the unit, it says less).
+      const unit = MEASURE_UNITS.get(lower);
+      if (unit !== undefined && previous !== undefined && numberValue(bareWord(previous)) !== undefined) numbers.add(`unit ${unit}`);
       if (/^\d{1,2}(am|pm)$/.test(lower)) {
         numbers.add(lower.replace(/\D/g, '')).add(lower.slice(-2));
         return;
@@ -918,8 +921,9 @@ function rephrase(text: string): string {
     // A count of occasions written as one word: "twice a day" = "two times a day".
     .replace(/\btwice\b/gi, 'two times')
     .replace(/\bthrice\b/gi, 'three times')
-    // A currency sign is a word of its own ("£50" = "50 pounds" ≠ "$50"); the tokens would drop the sign.
-    .replace(/([£$€¥])\s?(\d[\d,.]*)/gu, (_match, sign: string, amount: string) => `${amount} ${CURRENCIES[sign]!}`)
+    // A currency sign is a word of its own ("£50" = "50 pounds" ≠ "$50"); the tokens would drop the sign. The
+    // amount ends in a digit: the full stop after "£50." still ends the sentence, after "pounds".
+    .replace(/([£$€¥])\s?(\d(?:[\d,.]*\d)?)/gu, (_match, sign: string, amount: string) => `${amount} ${CURRENCIES[sign]!}`)
     // Contractions of one reading only ("'s" is "is" or "has": see IS_CONTRACTED; "'ll" would bring a "will").
     .replace(/\b(we|you|they)'re\b/gi, '$1 are')
     .replace(/\b(we|you|they)'ve\b/gi, '$1 have')
@@ -989,6 +993,9 @@ function writeValuesAlike(text: string): string {
     .replace(PART_OF_DAY, (_match, time: string, part: string) => `${HOURS.get(time.toLowerCase()) ?? time}${part.toLowerCase() === 'morning' ? 'am' : 'pm'}`)
     .replace(/(?<=\d)\s?(?:per ?cent|percent)\b/giu, '%')
     .replace(/(?<=\d),(?=\d{3}(?!\d))/gu, '')
+    // A race is a distance: "runs a 5k", "a 10k race" = "5 kilometres"; any other "18k" is thousands.
+    .replace(RUN_A_DISTANCE, '$1$2 kilometres')
+    .replace(DISTANCE_RACE, '$1 kilometres')
     .replace(/(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k\b/giu, (_match, amount: string) => String(Math.round(Number(amount) * 1000)))
     .replace(/(?<![\p{L}\p{N}-])(\d{4})-(\d{2})-(\d{2})(?![\p{L}\p{N}-])/gu, (match, year: string, month: string, day: string) => {
       const name = MONTH_NAMES[Number(month) - 1];
@@ -1011,6 +1018,25 @@ const HOUR_WORDS = SMALL_NUMBERS.slice(1, 13);
 const HOURS = new Map<string, number>(HOUR_WORDS.flatMap((word, index) => [[word, index + 1], [String(index + 1), index + 1]] as [string, number][]));
 const TIME_IN_WORDS = new RegExp(String.raw`\b(?:a )?(half|quarter) (past|to) (\d{1,2}|${HOUR_WORDS.join('|')})\b`, 'giu');
 const O_CLOCK = new RegExp(String.raw`\b(\d{1,2}|${HOUR_WORDS.join('|')}) o'clock\b`, 'giu');
+/** Units of distance, weight and volume, each to one name, read after a number (MEASURE_UNITS). */
+const MEASURE_UNITS = new Map<string, string>([
+  ...each('km', ['km', 'kms', 'kilometre', 'kilometres', 'kilometer', 'kilometers']),
+  ...each('mile', ['mile', 'miles', 'mi']),
+  ...each('metre', ['metre', 'metres', 'meter', 'meters']),
+  ...each('cm', ['cm', 'centimetre', 'centimetres', 'centimeter', 'centimeters']),
+  ...each('foot', ['foot', 'feet', 'ft']),
+  ...each('inch', ['inch', 'inches']),
+  ...each('kg', ['kg', 'kgs', 'kilo', 'kilos', 'kilogram', 'kilograms']),
+  ...each('pound', ['pound', 'pounds', 'lb', 'lbs']),
+  ...each('stone', ['stone']),
+  ...each('litre', ['litre', 'litres', 'liter', 'liters']),
+  ...each('ml', ['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters']),
+]);
+
+/** "runs a 5k", "did the 10k", "a 5k race": a distance in kilometres, after a verb of running or before a race. */
+const RUN_A_DISTANCE = /\b((?:run|runs|ran|running|do|does|did|doing|jog|jogs|jogged|race|races|raced) (?:a|the|another|her|his|their|my|our) )(\d+(?:\.\d+)?)k\b/giu;
+const DISTANCE_RACE = /(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k(?= (?:run|runs|race|races|route|loop)\b)/giu;
+
 /** A time and its half of the day in words ("7:30 in the evening", "two in the afternoon"). */
 const PART_OF_DAY = new RegExp(String.raw`\b(\d{1,2}(?::\d{2})?|${HOUR_WORDS.join('|')}) in the (morning|afternoon|evening)\b`, 'giu');
 

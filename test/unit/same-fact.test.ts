@@ -143,6 +143,9 @@ describe('sameFact', () => {
     ["I've read every one of Elena Ferrante's novels.", "I've read all of Elena Ferrante's novels."],
     ['Choir rehearsal: Tuesdays 7:30pm, St Chad\'s church hall.', 'Choir rehearsal: every Tuesday 7:30pm, St Chad\'s church hall.'],
     ['The user swims on Saturday mornings.', 'The user swims each Saturday morning.'],
+    // A race's distance: "a 5k" run is five kilometres (any other "18k" is thousands).
+    ['The user runs a 5k every Sunday in Victoria Park.', 'Every Sunday I do a five-kilometre run in Victoria Park.'],
+    ['The user did a 10k race in May.', 'The user did a 10 km race in May.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -373,6 +376,10 @@ describe('sameFact', () => {
     // Not every one, not all of them, for more than; a verb's tense after a plural subject.
     ['Adam has football training every Saturday at 9.', 'Adam has football training every other Saturday at 9.'],
     ['Adam has football training on Saturdays at 9.', 'Adam has football training every second Saturday at 9.'],
+    // A measure's unit is a value, wherever the sentence says it.
+    ['Every Sunday the user runs 5 kilometres.', 'The user runs 5 miles every Sunday.'],
+    ['The user runs a 5k every Sunday.', 'The user runs 5 miles every Sunday.'],
+    ['The user cycles 20 km to work.', 'The user cycles 20 miles to work.'],
     ["I've read all of the Elena Ferrante novels.", "I've read some of the Elena Ferrante novels."],
     ['The user has worked at Acme for 10 years.', 'The user has worked at Acme for over 10 years.'],
     ["Noor's parents live in Amman.", "Noor's parents lived in Amman."],
