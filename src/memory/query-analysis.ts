@@ -74,10 +74,18 @@ export function alternativeWords(query: string): string[] {
  */
 const TIME_QUALIFIERS = /\b(?:right now|now|nowadays|currently|these days|at the moment|at present|presently|any ?more)\b/gi;
 const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
+/**
+ * "My old boss", "the user's former flatmate": a word that says the person or thing is a past one (recall-time.ts
+ * reads it), not one the memories use: searched, "old" finds "a five-year-old ginger tabby".
+ */
+const FORMER = /(?<=\b(?:my|our|his|her|their|your|user's)\s+)(?:old|former|previous)\b/giu;
 
-/** The question without the words that say what kind of answer is wanted, without modal verbs and without the words that say it is about the present. */
+/**
+ * The question without the words that say what kind of answer is wanted, without modal verbs and without the words
+ * that say it is about the present, or about a past one ("my old boss").
+ */
 function withoutAnswerType(query: string): string {
-  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ');
+  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ').replace(FORMER, ' ');
 }
 
 /** Titles and the words they shorten, each way. */

@@ -40,6 +40,11 @@ describe('contentWords', () => {
     expect(words('Where does Robin work now?')).not.toContain('now');
     expect(words('What is John currently doing as a volunteer?')).not.toContain('currently');
     expect(words('Where did the user work before?')).not.toContain('before');
+    // "My old boss" is a past one (the time is read elsewhere): "old" would find "a five-year-old tabby".
+    expect(words("Who was the user's old boss?")).not.toContain('old');
+    expect(words('Where does my former flatmate live?')).not.toContain('former');
+    expect(words('How old is the old oak in the garden?')).toContain('oak');
+    expect(words('What did the user do with the old piano?')).toContain('old');
     // A memory of that time tends to say these words; "use to" can also mean a tool ("does Nate use to play").
     expect(contentWords('What hobby did Evan start a few years ago?')).toContain('a few years ago');
     expect(contentWords('What did the user used to drink?')).toContain('used to');
