@@ -125,9 +125,11 @@ interface JudgedCandidate {
  * ("wedding anniversary is on 12 August" / "got married on 12 August", 0.74); below the margin, one that shares a
  * word or name as well: there the vectors alone also reach texts of the same shape about something else.
  */
-function listed({ candidate, comparison }: JudgedCandidate, threshold: number): boolean {
-  return comparison.same || candidate.similarity >= threshold - CANDIDATE_MARGIN || comparison.overlap > 0;
+function listed(judged: JudgedCandidate, threshold: number): boolean {
+  return judged.comparison.same || withinMargin(judged, threshold) || judged.comparison.overlap > 0;
 }
+
+const withinMargin = ({ candidate }: JudgedCandidate, threshold: number): boolean => candidate.similarity >= threshold - CANDIDATE_MARGIN;
 
 /**
  * Ask's order of two candidates (negative: `a` first): the same fact first; then those within the similarity
@@ -135,7 +137,7 @@ function listed({ candidate, comparison }: JudgedCandidate, threshold: number): 
  * words they have in common, then similarity: the model can score a paraphrase below unrelated texts of its shape.
  */
 function listingOrder(a: JudgedCandidate, b: JudgedCandidate, threshold: number): number {
-  const within = (judged: JudgedCandidate) => Number(judged.candidate.similarity >= threshold - CANDIDATE_MARGIN);
+  const within = (judged: JudgedCandidate) => Number(withinMargin(judged, threshold));
   return (
     Number(b.comparison.same) - Number(a.comparison.same) ||
     within(b) - within(a) ||
