@@ -1,7 +1,7 @@
 import { stemmer } from 'stemmer';
 import { boundedCache } from './bounded-cache.js';
 import { isEntry, isEntryAs, meaningsOf, namesOnlyAThing } from './wordnet.js';
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAY_NAMES, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -555,7 +555,7 @@ const OBJECT_PRONOUNS = new Set(['me', 'him', 'her', 'them', 'us', 'you', 'it', 
 const DEICTIC = new Set(['this', 'last', 'next']);
 const PERIODS = new Set([
   ...['year', 'month', 'week', 'weekend', 'summer', 'winter', 'spring', 'autumn', 'fall', 'night', 'term', 'season', 'time'],
-  ...['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'],
+  ...WEEKDAY_NAMES,
 ]);
 const GIVE = new Set(['give', 'gives', 'gave', 'given', 'giving']);
 /** Every word qualifierOf may answer for: one look-up for the rest of a text's words. */
@@ -937,8 +937,8 @@ function rephrase(text: string): string {
     .replace(/\b(would|'d) rather\b/gi, 'prefers')
     .replace(/\b(likes?|liked|loves?) (best|most)\b/gi, 'favourite')
     .replace(/\b(?:a|per|each|every) (day|week|month|year)\b/gi, (_match, unit: string) => PERIODICALLY[unit.toLowerCase()]!)
-    // A habit by the day it falls on: "every Tuesday" = "each Tuesday" = "on Tuesdays".
-    .replace(/\b(?:every|each) (monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|afternoon|evening|night)\b/gi, '$1s')
+    // A habit by the day it falls on (EVERY_DAY) is the day in the plural.
+    .replace(EVERY_DAY, '$1s')
     .replace(/\b(?:goes|go|went|going) by\b/gi, 'named')
     .replace(/\b(?:is|are|was|were|be|been) (?:called|named|known as)\b/gi, 'named')
     .replace(/\b(?:gets?|got|gotten|getting) (\w+ed)\b/gi, '$1')
@@ -1018,6 +1018,8 @@ const HOUR_WORDS = SMALL_NUMBERS.slice(1, 13);
 const HOURS = new Map<string, number>(HOUR_WORDS.flatMap((word, index) => [[word, index + 1], [String(index + 1), index + 1]] as [string, number][]));
 const TIME_IN_WORDS = new RegExp(String.raw`\b(?:a )?(half|quarter) (past|to) (\d{1,2}|${HOUR_WORDS.join('|')})\b`, 'giu');
 const O_CLOCK = new RegExp(String.raw`\b(\d{1,2}|${HOUR_WORDS.join('|')}) o'clock\b`, 'giu');
+/** A time and its half of the day in words ("7:30 in the evening", "two in the afternoon"). */
+const PART_OF_DAY = new RegExp(String.raw`\b(\d{1,2}(?::\d{2})?|${HOUR_WORDS.join('|')}) in the (morning|afternoon|evening)\b`, 'giu');
 /** Units of distance, weight and volume, each to one name, read after a number (MEASURE_UNITS). */
 const MEASURE_UNITS = new Map<string, string>([
   ...each('km', ['km', 'kms', 'kilometre', 'kilometres', 'kilometer', 'kilometers']),
@@ -1036,9 +1038,6 @@ const MEASURE_UNITS = new Map<string, string>([
 /** "runs a 5k", "did the 10k", "a 5k race": a distance in kilometres, after a verb of running or before a race. */
 const RUN_A_DISTANCE = /\b((?:run|runs|ran|running|do|does|did|doing|jog|jogs|jogged|race|races|raced) (?:a|the|another|her|his|their|my|our) )(\d+(?:\.\d+)?)k\b/giu;
 const DISTANCE_RACE = /(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k(?= (?:run|runs|race|races|route|loop)\b)/giu;
-
-/** A time and its half of the day in words ("7:30 in the evening", "two in the afternoon"). */
-const PART_OF_DAY = new RegExp(String.raw`\b(\d{1,2}(?::\d{2})?|${HOUR_WORDS.join('|')}) in the (morning|afternoon|evening)\b`, 'giu');
 
 /** A number (digits or a number word, "twenty-five" too) joined by a hyphen to a unit of time, distance or size. */
 const MEASURED = new RegExp(
@@ -1066,6 +1065,8 @@ const OWNER = String.raw`(\b(?:[Uu]ser|\p{Lu}[\p{L}-]*)'s|\b(?:[Tt]heir|[Hh]is|[
 const CURRENCIES: Record<string, string> = { '£': 'pounds', $: 'dollars', '€': 'euros', '¥': 'yen' };
 
 const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', month: 'monthly', year: 'yearly' };
+/** A habit by the day or part of it it falls on: "every Tuesday" = "each Tuesday" = "on Tuesdays". */
+const EVERY_DAY = new RegExp(String.raw`\b(?:every|each) (${[...WEEKDAY_NAMES, 'weekend', 'morning', 'afternoon', 'evening', 'night'].join('|')})\b`, 'gi');
 
 /** Stem of a content word, with irregular verb forms and common synonyms made one. */
 function rootOf(word: string): string {
