@@ -155,6 +155,7 @@ create table space_members (
   constraint space_members_space_id_fkey FOREIGN KEY (space_id) REFERENCES spaces(id) ON DELETE CASCADE;
   CREATE INDEX space_members_member_idx ON space_members USING btree (member);
   CREATE UNIQUE INDEX space_members_pkey ON space_members USING btree (space_id, member);
+  CREATE TRIGGER space_members_space_cache_clear AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON space_members FOR EACH STATEMENT EXECUTE FUNCTION memory_service_space_cache_clear();
   row level security enabled, forced;
   policy space_members_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[])) OR (member = current_setting('memory_service.subject'::text, true)))) with check (null);
   policy space_members_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (space_id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[]))));
@@ -177,6 +178,7 @@ create table spaces (
   CREATE INDEX spaces_external_group_idx ON spaces USING btree (external_group) WHERE (external_group IS NOT NULL);
   CREATE UNIQUE INDEX spaces_owner_name_idx ON spaces USING btree (owner, lower(name));
   CREATE UNIQUE INDEX spaces_pkey ON spaces USING btree (id);
+  CREATE TRIGGER spaces_space_cache_clear AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON spaces FOR EACH STATEMENT EXECUTE FUNCTION memory_service_space_cache_clear();
   row level security enabled, forced;
   policy spaces_delete for delete using (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (id = ANY (( SELECT memory_service_owned_spaces() AS memory_service_owned_spaces)::text[])))) with check (null);
   policy spaces_insert for insert using (null) with check (((current_setting('memory_service.all_subjects'::text, true) = 'on'::text) OR (owner = current_setting('memory_service.subject'::text, true))));

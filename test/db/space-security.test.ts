@@ -274,4 +274,31 @@ describe.each(engines)('row-level security of spaces on %s', (engine) => {
     }
     for (const table of SPACE_TABLES) expect(await rows(member, ofShared(table)), table).toBe(0);
   });
+
+  // The principal's spaces are worked out once a statement and kept for the next while nothing changed (migration
+  // 0022): a change of the transaction's own leaves its snapshot as it was, so it must not be missed.
+  it('counts a membership or ownership changed in the same transaction from the next statement', async () => {
+    const leaver = `lea-${stamp}`;
+    await db.withSubject(OWNER, 'sharing', (trx) => sql`insert into space_members (space_id, member, role) values (${SHARED}, ${leaver}, 'writer')`.execute(trx));
+    const left = await rolledBack(leaver, async (trx) => {
+      const before = (await ofShared('memories').execute(trx)).rows.length;
+      await sql`delete from space_members where space_id = ${SHARED} and member = ${leaver}`.execute(trx);
+      const after = (await ofShared('memories').execute(trx)).rows.length;
+      const write = await insertMemory(SHARED, 'written after leaving').execute(trx).then(
+        () => 'written',
+        (error: unknown) => String(error),
+      );
+      return { before, after, write };
+    });
+    expect(left).toMatchObject({ before: 1, after: 0 });
+    expect(left.write).toMatch(/row-level security/);
+
+    const handedOver = await rolledBack(OWNER, async (trx) => {
+      const renamed = Number((await sql`update spaces set name = 'Home' where id = ${SHARED}`.execute(trx)).numAffectedRows ?? 0n);
+      await sql`update spaces set owner = ${WRITER} where id = ${SHARED}`.execute(trx);
+      const renamedAfter = Number((await sql`update spaces set name = 'House' where id = ${SHARED}`.execute(trx)).numAffectedRows ?? 0n);
+      return { renamed, renamedAfter };
+    });
+    expect(handedOver).toEqual({ renamed: 1, renamedAfter: 0 });
+  });
 });
