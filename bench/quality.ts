@@ -5,7 +5,10 @@
 // and split, two-fact questions also as "both in the top 5"; so is the fresh recall set (a third person's, written by
 // a helper that read neither the code nor the other sets).
 // Run: npx tsx bench/quality.ts [--misses] [--recall-only | --dedup]   (BENCH_ENGINE=postgres for PostgreSQL;
-// --misses lists the dev split's failures, never the hold-out's; --recall-only skips dedup, --dedup skips recall)
+// --misses lists the dev split's failures, never the hold-out's; --recall-only skips dedup, --dedup skips recall;
+// --per-question FILE writes each question's served first result and hits, one line each, to compare two runs
+// question by question: a change that moves cells both ways shows which questions it won and lost)
+import { writeFileSync } from 'node:fs';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
 import {
   allFound,
@@ -33,6 +36,9 @@ import { componentRanking, openQualityService, RecallTally } from './lib/quality
 const showMisses = process.argv.includes('--misses');
 const recallOnly = process.argv.includes('--recall-only');
 const dedupOnly = process.argv.includes('--dedup');
+const perQuestionAt = process.argv.indexOf('--per-question');
+const perQuestionFile = perQuestionAt < 0 ? undefined : process.argv[perQuestionAt + 1];
+const perQuestion: string[] = [];
 const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
 const { facts, questions, pairSets } = loadDevSet();
 const timeline = loadTimelineSet();
@@ -66,6 +72,7 @@ async function evaluate(set: string, subject: string, items: readonly DevQuestio
       const columns = [question.category, question.split, `${question.category}:${question.split}`, 'all'];
       tally.add(`${set} ${name}`, columns, question.answers, ranked);
       if (name !== 'hybrid (served)') continue;
+      perQuestion.push(`${set} ${question.id} ${question.split} ${question.category} first=${ranked[0]?.join('/')} at1=${question.answers.some((id) => ranked[0]?.includes(id))} all-at5=${allFound(question.answers, ranked, 5)}`);
       for (const column of columns) {
         const [found, count] = bothAt5.get(column) ?? [0, 0];
         bothAt5.set(column, [found + (allFound(question.answers, ranked, 5) ? 1 : 0), count + 1]);
@@ -141,6 +148,7 @@ async function reportChanges() {
     for (const [kind, question, wanted] of [['now', change.now, 'new'], ['past', change.past, 'old']] as const) {
       const top = keyOf.get((await served(question))[0] ?? -1);
       const hit = top === `${change.id}-${wanted}`;
+      perQuestion.push(`changes ${change.id}-${kind} ${change.split} ${kind} first=${top} at1=${hit}`);
       const column = `${kind}:${change.split}`;
       const [found, count] = first.get(column) ?? [0, 0];
       first.set(column, [found + (hit ? 1 : 0), count + 1]);
@@ -156,6 +164,7 @@ async function reportChanges() {
 }
 
 if (!dedupOnly) await reportRecall();
+if (perQuestionFile !== undefined) writeFileSync(perQuestionFile, `${perQuestion.join('\n')}\n`);
 if (recallOnly) {
   await quality.close();
   process.exit(0);
