@@ -8,7 +8,8 @@ import type { DbTransaction } from '../db/schema.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
 import { arrangeFirstResults, type ResultsWanted } from './arrange-results.js';
 import { dictionaryWords } from './meaning-bridge.js';
-import { alternativeWords, contentWords, meaningCandidates, personWords } from './query-analysis.js';
+import { alternativeWords, contentWords, meaningCandidates, personWords, referringClause } from './query-analysis.js';
+import { withLaterClauseAnswer } from './recall-coverage.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 import {
   bridgeRetriever,
@@ -50,7 +51,8 @@ export interface Ranking {
 /**
  * The subject's memories ranked for `query` (README, "Ranking"): the retrievers that start from the question
  * (vector, full text, person) run as the planner says (db/memories/recall-plan.ts) and are fused; those that start
- * from the first fused results (bridge, meaning, continuation) add their rankings and everything is fused again;
+ * from the first fused results (bridge, meaning, continuation) add their rankings and everything is fused again
+ * (a later clause's answer, which the bridge finds, then gets a place among the first: withLaterClauseAnswer);
  * then the first results are arranged in time and spread (arrange-results.ts), reading the `results` recall shows
  * in the same statement. Runs inside the caller's subject-scoped transaction.
  */
@@ -81,12 +83,15 @@ export async function rankMemories(
   // The others start from the first results: with none, there is nothing to start from.
   if (ranked.length === 0) return { ranked, plan: evidence.plan, restatements, records: new Map() };
   const firstTexts = firstResultTexts(trx, spaces, ranked, evidence.texts);
+  const bridge = await bridgeRetriever(context, query.text, words, firstTexts);
   const fromResults = [
-    await bridgeRetriever(context, query.text, words, firstTexts),
+    bridge,
     await meaningRetriever(evidence.lookups.unused, firstTexts),
     await continuationRetriever(context, ranked[0]!.id, evidence),
   ].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
-  const fused = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
+  const refused = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
+  // The bridge's ranking for a later clause that refers back answers that clause: it gets a place among the first.
+  const fused = bridge !== undefined && referringClause(query.text) !== undefined ? withLaterClauseAnswer(refused, bridge.ids) : refused;
   const arranged = await arrangeFirstResults(trx, spaces, query.text, fused, options.results);
   return { ...arranged, plan: evidence.plan, restatements };
 }

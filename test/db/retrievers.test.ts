@@ -9,6 +9,8 @@ import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import type { DbTransaction } from '../../src/db/schema.js';
 import { contentWords } from '../../src/memory/query-analysis.js';
+import { LATER_CLAUSE_PLACE } from '../../src/memory/recall-coverage.js';
+import { rankMemories } from '../../src/memory/recall-ranking.js';
 import {
   bridgeRetriever,
   continuationRetriever,
@@ -208,6 +210,25 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(evidence.continuations.get(ids.son!)).toBeNull();
       expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, evidence))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
       // Filters and subjects: the same query as nextInConversation's (test/db/conversation.test.ts).
+    });
+  });
+
+  describe('the ranking as a whole', () => {
+    it("gives a later clause's answer, found through the name the first clause's answer gives, a place among the first", async () => {
+      const family = 'retrievers-later-clause';
+      const put = (text: string, embedding: ReturnType<typeof at>) =>
+        db.withSubject(family, 'inserting', (trx) => insertMemory(trx, family, newMemory(text), { whole: embedding, passages: [] }));
+      await put("Leon's sister Beatriz is a nurse in Lisbon.", at(1, 0));
+      // Nearer the question than the answer, and sharing its words: they outrank it in the fused ranking.
+      for (const [index, text] of ['Leon is planning to marry in Porto.', "Leon's parents live in Porto.", 'Leon works as a head chef.', 'Leon married young.', 'Leon and the user went to Crete.', "Leon's cousin is married to a sailor."].entries()) {
+        await put(text, at(1, 0.1 + index / 20));
+      }
+      const answer = await put("Beatriz's husband Rui teaches maths.", at(0, 1));
+      const question = "Who is Leon's sister, and who is she married to?";
+      const ranked = await db.withSubject(family, 'recalling', (trx) =>
+        rankMemories(trx, family, { text: question, vector: at(1, 0), filters: NO_FILTERS }, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, results: { limit: 5, maxChars: 1000 } }),
+      );
+      expect(ranked.ranked.findIndex((item) => item.id === answer)).toBe(LATER_CLAUSE_PLACE);
     });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spreadNearCopies } from '../../src/memory/recall-coverage.js';
+import { LATER_CLAUSE_PLACE, spreadNearCopies, withLaterClauseAnswer } from '../../src/memory/recall-coverage.js';
 import { orderByTime, questionTime, timeMark } from '../../src/memory/recall-time.js';
 
 const day = 86_400_000;
@@ -186,5 +186,24 @@ describe('spreadNearCopies', () => {
     // A turn told again word for word is still a copy.
     const again = [turns[0]!, text('Melanie: Last Fri I took my kids to a pottery workshop. We all made our own pots, it was fun!'), text('Other.')];
     expect(spreadNearCopies(again, similarities([[0, 1, 0.99]]))).toEqual([again[0], again[2], again[1]]);
+  });
+});
+
+describe('withLaterClauseAnswer', () => {
+  const ranked = [11, 12, 13, 14, 15, 16, 17, 18].map((id, position) => ({ id, score: 1 - position / 10 }));
+  const ids = (items: readonly { id: number }[]) => items.map((item) => item.id);
+
+  it('moves the later clause\'s best new answer up to its place, the scores staying with the places', () => {
+    // 11 is where the name came from (already first); 18, the next hit, was ranked eighth.
+    const moved = withLaterClauseAnswer(ranked, [11, 18, 14]);
+    expect(LATER_CLAUSE_PLACE).toBe(2);
+    expect(ids(moved)).toEqual([11, 12, 18, 13, 14, 15, 16, 17]);
+    expect(moved.map((item) => item.score)).toEqual(ranked.map((item) => item.score));
+  });
+
+  it('leaves the ranking as it is when the answer is already among the first, or is not ranked at all', () => {
+    expect(ids(withLaterClauseAnswer(ranked, [12, 13]))).toEqual(ids(ranked));
+    expect(ids(withLaterClauseAnswer(ranked, [99]))).toEqual(ids(ranked));
+    expect(ids(withLaterClauseAnswer(ranked, []))).toEqual(ids(ranked));
   });
 });
