@@ -89,9 +89,9 @@ export async function rankMemories(
     await meaningRetriever(evidence.lookups.unused, firstTexts),
     await continuationRetriever(context, ranked[0]!.id, evidence),
   ].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
-  const refused = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
+  const fusedAgain = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
   // The bridge's ranking for a later clause that refers back answers that clause: it gets a place among the first.
-  const fused = bridge !== undefined && referringClause(query.text) !== undefined ? withLaterClauseAnswer(refused, bridge.ids) : refused;
+  const fused = bridge !== undefined && referringClause(query.text) !== undefined ? withLaterClauseAnswer(fusedAgain, bridge.ids) : fusedAgain;
   const arranged = await arrangeFirstResults(trx, spaces, query.text, fused, options.results);
   return { ...arranged, plan: evidence.plan, restatements };
 }
