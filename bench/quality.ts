@@ -72,10 +72,11 @@ async function evaluate(set: string, subject: string, items: readonly DevQuestio
       const columns = [question.category, question.split, `${question.category}:${question.split}`, 'all'];
       tally.add(`${set} ${name}`, columns, question.answers, ranked);
       if (name !== 'hybrid (served)') continue;
-      perQuestion.push(`${set} ${question.id} ${question.split} ${question.category} first=${ranked[0]?.join('/')} at1=${question.answers.some((id) => ranked[0]?.includes(id))} all-at5=${allFound(question.answers, ranked, 5)}`);
+      const allAt5 = allFound(question.answers, ranked, 5);
+      perQuestion.push(`${set} ${question.id} ${question.split} ${question.category} first=${ranked[0]?.join('/')} at1=${question.answers.some((id) => ranked[0]?.includes(id))} all-at5=${allAt5}`);
       for (const column of columns) {
         const [found, count] = bothAt5.get(column) ?? [0, 0];
-        bothAt5.set(column, [found + (allFound(question.answers, ranked, 5) ? 1 : 0), count + 1]);
+        bothAt5.set(column, [found + (allAt5 ? 1 : 0), count + 1]);
       }
       const wanted = question.category === 'now' || question.category === 'past' ? 1 : 5;
       if (showMisses && question.split === 'dev' && !allFound(question.answers, ranked, wanted)) {
