@@ -60,27 +60,28 @@ export function spreadNearCopies<T extends { readonly text: string }>(
 }
 
 /**
- * Where the answer to a question's later clause goes at the lowest: a question whose later clause refers back to
- * someone the first finds ("Who is Leon's sister, and who is she married to?") asks two facts, and the bridge
- * retriever finds the second through the name the first gives ("Beatriz's husband Rui teaches maths"); fused with the
- * whole question's rankings, which share the first clause's words, it ranked eighth. Third place leaves the first
- * clause's two best where they were (bench/README.md, "A later clause's answer among the first results").
+ * Where the bridge's answer goes at the lowest. A question the bridge runs for asks a fact about a person it names
+ * by a role or a pronoun, and the fact calls them by name: the whole question's rankings share the role's or the
+ * first clause's words, and its own only the name. "Beatriz's husband Rui teaches maths" (for "Who is Leon's sister,
+ * and who is she married to?") ranked eighth, "Alan worked as a marine engineer" (for "What did my dad do for a
+ * living?", through "Tomasz's father is Alan Wren") sixth. Third place leaves the two best where they were
+ * (bench/README.md, "A later clause's answer among the first results", "The bridge's answer for a role question").
  */
-export const LATER_CLAUSE_PLACE = 2;
+export const BRIDGED_ANSWER_PLACE = 2;
 
 /**
- * `ranked` with the best of `laterClauseHits` (the bridge's ranking for the later clause, best first) that is not
- * already among the first LATER_CLAUSE_PLACE + 1 results moved up to that place; scores stay with the places.
- * Unchanged when there is no such hit or it is not ranked at all.
+ * `ranked` with the best of `bridgeHits` (the bridge retriever's ranking, best first) that is not already among
+ * the first BRIDGED_ANSWER_PLACE + 1 results moved up to that place; scores stay with the places. Unchanged when
+ * there is no such hit or it is not ranked at all.
  */
-export function withLaterClauseAnswer<T extends { readonly id: number; readonly score: number }>(ranked: readonly T[], laterClauseHits: readonly number[]): T[] {
-  const first = new Set(ranked.slice(0, LATER_CLAUSE_PLACE + 1).map((item) => item.id));
-  const answer = laterClauseHits.find((id) => !first.has(id));
+export function withBridgedAnswer<T extends { readonly id: number; readonly score: number }>(ranked: readonly T[], bridgeHits: readonly number[]): T[] {
+  const first = new Set(ranked.slice(0, BRIDGED_ANSWER_PLACE + 1).map((item) => item.id));
+  const answer = bridgeHits.find((id) => !first.has(id));
   const at = ranked.findIndex((item) => item.id === answer);
   if (at < 0) return [...ranked];
   const order = [...ranked];
   const [moved] = order.splice(at, 1);
-  order.splice(LATER_CLAUSE_PLACE, 0, moved!);
+  order.splice(BRIDGED_ANSWER_PLACE, 0, moved!);
   return order.map((item, position) => ({ ...item, score: ranked[position]!.score }));
 }
 

@@ -8,8 +8,8 @@ import type { DbTransaction } from '../db/schema.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
 import { arrangeFirstResults, type ResultsWanted } from './arrange-results.js';
 import { dictionaryWords } from './meaning-bridge.js';
-import { alternativeWords, contentWords, meaningCandidates, personWords, referringClause } from './query-analysis.js';
-import { withLaterClauseAnswer } from './recall-coverage.js';
+import { alternativeWords, contentWords, meaningCandidates, personWords } from './query-analysis.js';
+import { withBridgedAnswer } from './recall-coverage.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 import {
   bridgeRetriever,
@@ -52,7 +52,8 @@ export interface Ranking {
  * The subject's memories ranked for `query` (README, "Ranking"): the retrievers that start from the question
  * (vector, full text, person) run as the planner says (db/memories/recall-plan.ts) and are fused; those that start
  * from the first fused results (bridge, meaning, continuation) add their rankings and everything is fused again
- * (a later clause's answer, which the bridge finds, then gets a place among the first: withLaterClauseAnswer);
+ * (the bridge's answer, a fact about the person a role or a later clause names, then gets a place among the first:
+ * withBridgedAnswer);
  * then the first results are arranged in time and spread (arrange-results.ts), reading the `results` recall shows
  * in the same statement. Runs inside the caller's subject-scoped transaction.
  */
@@ -90,8 +91,8 @@ export async function rankMemories(
     await continuationRetriever(context, ranked[0]!.id, evidence),
   ].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
   const fusedAgain = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
-  // The bridge's ranking for a later clause that refers back answers that clause: it gets a place among the first.
-  const fused = bridge !== undefined && referringClause(query.text) !== undefined ? withLaterClauseAnswer(fusedAgain, bridge.ids) : fusedAgain;
+  // The bridge answers what the question asks about the person it names: its answer gets a place among the first.
+  const fused = bridge === undefined ? fusedAgain : withBridgedAnswer(fusedAgain, bridge.ids);
   const arranged = await arrangeFirstResults(trx, spaces, query.text, fused, options.results);
   return { ...arranged, plan: evidence.plan, restatements };
 }

@@ -9,7 +9,7 @@ import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector } from '../../src/db/pgvector.js';
 import type { DbTransaction } from '../../src/db/schema.js';
 import { contentWords } from '../../src/memory/query-analysis.js';
-import { LATER_CLAUSE_PLACE } from '../../src/memory/recall-coverage.js';
+import { BRIDGED_ANSWER_PLACE } from '../../src/memory/recall-coverage.js';
 import { rankMemories } from '../../src/memory/recall-ranking.js';
 import {
   bridgeRetriever,
@@ -228,7 +228,23 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       const ranked = await db.withSubject(family, 'recalling', (trx) =>
         rankMemories(trx, family, { text: question, vector: at(1, 0), filters: NO_FILTERS }, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, results: { limit: 5, maxChars: 1000 } }),
       );
-      expect(ranked.ranked.findIndex((item) => item.id === answer)).toBe(LATER_CLAUSE_PLACE);
+      expect(ranked.ranked.findIndex((item) => item.id === answer)).toBe(BRIDGED_ANSWER_PLACE);
+    });
+
+    it("gives a role question's answer, found through the name the role's holder has, a place among the first", async () => {
+      const family = 'retrievers-role';
+      const put = (text: string, embedding: ReturnType<typeof at>) =>
+        db.withSubject(family, 'inserting', (trx) => insertMemory(trx, family, newMemory(text), { whole: embedding, passages: [] }));
+      await put("Tomasz's father is Alan Wren.", at(1, 0));
+      // Nearer the question than the answer, and sharing its words: they outrank it in the fused ranking.
+      for (const [index, text] of ["Maisie's dad lives in Aberdeen.", "Tomasz's parents live in Broughty Ferry.", 'Tomasz lives in a flat in Partick.', "Hana's father passed away in 2019.", 'Tomasz does the school run for a living.', 'My dad and I went fishing.'].entries()) {
+        await put(text, at(1, 0.1 + index / 20));
+      }
+      const answer = await put('Alan worked as a marine engineer on the ferries for thirty years.', at(0, 1));
+      const ranked = await db.withSubject(family, 'recalling', (trx) =>
+        rankMemories(trx, family, { text: 'What did my dad do for a living?', vector: at(1, 0), filters: NO_FILTERS }, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, results: { limit: 5, maxChars: 1000 } }),
+      );
+      expect(ranked.ranked.findIndex((item) => item.id === answer)).toBe(BRIDGED_ANSWER_PLACE);
     });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LATER_CLAUSE_PLACE, spreadNearCopies, withLaterClauseAnswer } from '../../src/memory/recall-coverage.js';
+import { BRIDGED_ANSWER_PLACE, spreadNearCopies, withBridgedAnswer } from '../../src/memory/recall-coverage.js';
 import { orderByTime, questionTime, timeMark } from '../../src/memory/recall-time.js';
 
 const day = 86_400_000;
@@ -189,21 +189,21 @@ describe('spreadNearCopies', () => {
   });
 });
 
-describe('withLaterClauseAnswer', () => {
+describe('withBridgedAnswer', () => {
   const ranked = [11, 12, 13, 14, 15, 16, 17, 18].map((id, position) => ({ id, score: 1 - position / 10 }));
   const ids = (items: readonly { id: number }[]) => items.map((item) => item.id);
 
-  it('moves the later clause\'s best new answer up to its place, the scores staying with the places', () => {
+  it('moves the bridge\'s best new answer up to its place, the scores staying with the places', () => {
     // 11 is where the name came from (already first); 18, the next hit, was ranked eighth.
-    const moved = withLaterClauseAnswer(ranked, [11, 18, 14]);
-    expect(LATER_CLAUSE_PLACE).toBe(2);
+    const moved = withBridgedAnswer(ranked, [11, 18, 14]);
+    expect(BRIDGED_ANSWER_PLACE).toBe(2);
     expect(ids(moved)).toEqual([11, 12, 18, 13, 14, 15, 16, 17]);
     expect(moved.map((item) => item.score)).toEqual(ranked.map((item) => item.score));
   });
 
   it('leaves the ranking as it is when the answer is already among the first, or is not ranked at all', () => {
-    expect(ids(withLaterClauseAnswer(ranked, [12, 13]))).toEqual(ids(ranked));
-    expect(ids(withLaterClauseAnswer(ranked, [99]))).toEqual(ids(ranked));
-    expect(ids(withLaterClauseAnswer(ranked, []))).toEqual(ids(ranked));
+    expect(ids(withBridgedAnswer(ranked, [12, 13]))).toEqual(ids(ranked));
+    expect(ids(withBridgedAnswer(ranked, [99]))).toEqual(ids(ranked));
+    expect(ids(withBridgedAnswer(ranked, []))).toEqual(ids(ranked));
   });
 });
