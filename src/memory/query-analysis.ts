@@ -168,14 +168,15 @@ export function referredNames(question: string, texts: readonly string[]): strin
 }
 
 /**
- * The names a sentence gives its subject when it says the subject is the role asked about, at the end ("Val's
- * daughter Lottie is the user's favourite cousin."): Val and Lottie, through whom the cousin's mother is found.
+ * The names a sentence gives its subject when it says the subject is the role asked about: at the end ("Val's
+ * daughter Lottie is the user's favourite cousin."), or someone's role with more said after it ("Rafael is
+ * Marcus's cousin on his mother's side."): Val and Lottie, Rafael, through whom the facts about them are found.
  */
 function subjectNames(text: string, roles: ReadonlySet<string>, asked: ReadonlySet<string>): string[] {
   const names: string[] = [];
   for (const sentence of text.replace(/[’]/g, "'").split(/(?<=[.!?;])\s+/)) {
-    const said = /^(.+?)\s+(?:is|are|was|were)\s+(?:[^.;!?]*\s)?([\p{L}-]+)\s*[.;!?]?$/u.exec(sentence.trim());
-    if (said === null || !roles.has(roleOf(said[2]!) ?? '')) continue;
+    const said = /^(.+?)\s+(?:is|are|was|were)\s+(.+)$/u.exec(sentence.trim());
+    if (said === null || !saysRole(said[2]!, roles)) continue;
     for (const word of bridgeTokens(said[1]!)) {
       const name = word.replace(/'s$/, '');
       if (isNewName(name, asked)) names.push(name);
@@ -183,6 +184,25 @@ function subjectNames(text: string, roles: ReadonlySet<string>, asked: ReadonlyS
   }
   return names;
 }
+
+/**
+ * Whether a predicate names one of `roles`: as its last word, or within two words after an owner ("Marcus's older
+ * cousin", "my brother").
+ */
+function saysRole(predicate: string, roles: ReadonlySet<string>): boolean {
+  const words = predicate.match(/[\p{L}-]+(?:'s)?/gu) ?? [];
+  const isRole = (word: string) => roles.has(roleOf(word) ?? '');
+  if (isRole(words.at(-1) ?? '')) return true;
+  // The predicate's own noun: after its first owner and any owners chained to it, before a comma or "and".
+  const first = (predicate.split(/,|\band\b/u)[0]!.match(/[\p{L}-]+(?:'s)?/gu) ?? []);
+  const isOwner = (word: string) => word.endsWith("'s") || OWNERS.has(word.toLowerCase());
+  let at = first.findIndex(isOwner);
+  if (at < 0) return false;
+  while (at < first.length && isOwner(first[at]!)) at++;
+  return first.slice(at, at + 2).some(isRole);
+}
+
+const OWNERS = new Set(['my', 'his', 'her', 'their', 'our', 'your']);
 
 /** Whether the question names a kinship or role word (bridgeNames has something to look for). */
 export function asksAboutRole(question: string): boolean {

@@ -77,8 +77,14 @@ describe('bridgeNames', () => {
   it("takes the names of a sentence's subject when it says the subject is the role asked about", () => {
     expect(bridgeNames("What does my cousin's mother do?", ["Val's daughter Lottie is the user's favourite cousin."])).toEqual(['Val', 'Lottie']);
     expect(bridgeNames('Who is my mentor?', ['Sunita from the data team is my mentor.'])).toEqual(['Sunita']);
+    // Someone's role with more said after it: the role is the owner's noun, first after the owners chained to it.
+    expect(bridgeNames("What kind of business does Marcus's cousin run?", ["Rafael is Marcus's cousin on his mother's side."])).toEqual(['Rafael']);
+    expect(bridgeNames("What does Marcus's cousin do?", ["Rafael is Marcus's older cousin and lives in Texas."])).toEqual(['Rafael']);
     // Not when the role word is not what the sentence says the subject is.
     expect(bridgeNames("What does my cousin's mother do?", ["Val's daughter Lottie has a cousin in Leeds."])).toEqual([]);
+    expect(bridgeNames("What does the user's brother do?", ['Sam is my friend from school, and his brother is a vet.'])).toEqual([]);
+    expect(bridgeNames("What does the user's brother do?", ['Sam is a brother of the bride.'])).toEqual([]);
+    expect(bridgeNames("What does the user's cousin do?", ["Rafael is Marcus's neighbour's cousin's friend."])).toEqual([]);
   });
 
   it('finds nothing without a role word, for another role, or for a name the question already gives', () => {
