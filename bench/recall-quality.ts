@@ -6,7 +6,8 @@
 //  - observations: every `observation` fact of the set (2,541, written about the speakers), keeping its dia_id(s).
 // Then every question of categories 1–4 with evidence is recalled (limit 20) and evidence recall@k =
 // |gold ∩ dia_ids(top k)| / |gold| is averaged per category and overall, for the served (hybrid) ranking and,
-// benchmark-only, for each retriever alone (before fusion).
+// benchmark-only, for each retriever alone (before fusion); and the served ranking for each half of the set (the
+// first five samples, to tune on, and the other five, reported untouched).
 // Run: npx tsx bench/recall-quality.ts [turns|observations ...] [--fresh] [--data path/to/locomo10.json]
 // The seeded PGlite database is kept under bench/.data/ between runs of the same storage code (migrations, model);
 // --fresh seeds anew (figures for bench/README.md come from a fresh run). BENCH_ENGINE=postgres seeds a fresh schema.
@@ -75,10 +76,17 @@ function storageVersion(model: string, set: string): string {
   return hash.digest('hex').slice(0, 12);
 }
 
+/**
+ * The set's two halves, by sample: a change is tuned on the first five conversations and the other five are
+ * reported untouched (bench/README.md), as every other quality set is split.
+ */
+const HALVES = { dev: 'served, dev half (samples 1-5)', holdout: 'served, held-out half (samples 6-10)' } as const;
+const halfOf = (sample: Sample): keyof typeof HALVES => (samples.indexOf(sample) < samples.length / 2 ? 'dev' : 'holdout');
+
 const questions = samples.flatMap((sample) =>
   sample.qa
     .filter((qa) => qa.category >= 1 && qa.category <= 4)
-    .map((qa) => ({ subject: `locomo-${sample.sample_id}`, question: qa.question, category: String(qa.category), gold: diaIds(qa.evidence ?? []) }))
+    .map((qa) => ({ subject: `locomo-${sample.sample_id}`, question: qa.question, category: String(qa.category), gold: diaIds(qa.evidence ?? []), half: halfOf(sample) }))
     .filter((question) => question.gold.length > 0),
 );
 
@@ -126,13 +134,17 @@ for (const set of sets) {
         // Benchmark-only: one retriever alone, as recall runs it, before fusion.
         ids = await componentRanking(service, question.subject, question.question, strategy, 20);
       }
-      tally.add(name, [question.category, 'all'], question.gold, ids.map((id) => diaOf.get(id) ?? []));
+      const found = ids.map((id) => diaOf.get(id) ?? []);
+      tally.add(name, [question.category, 'all'], question.gold, found);
+      if (strategy === 'hybrid') tally.add(HALVES[question.half], [question.category, 'all'], question.gold, found);
     }
   }
   const columns = [...[1, 2, 3, 4].map((category) => ({ key: String(category), label: `${category} ${CATEGORIES[category]}` })), { key: 'all', label: 'overall' }];
   latency.sort((a, b) => a - b);
   console.log(`\n${questions.length} questions with evidence (categories 1-4); evidence recall@5 / @10 / @20 over ${set}:\n`);
   console.log(tally.table(STRATEGIES.map(([name]) => name), columns));
+  const halfCounts = Object.keys(HALVES).map((half) => `${half} ${questions.filter((question) => question.half === half).length}`).join(', ');
+  console.log(`\nthe served ranking by half (questions: ${halfCounts}; the header counts the dev half's):\n\n${tally.table(Object.values(HALVES), columns)}`);
   console.log(`\n(served recall of 20 through tools/call, query embedding included: p50 ${latency[Math.floor(latency.length / 2)]!.toFixed(1)} ms; ${set} total ${((performance.now() - started) / 1000).toFixed(0)} s)`);
   await quality.close();
 }

@@ -214,37 +214,33 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
   });
 
   describe('the ranking as a whole', () => {
-    it("gives a later clause's answer, found through the name the first clause's answer gives, a place among the first", async () => {
-      const family = 'retrievers-later-clause';
+    /**
+     * Where the bridge's answer ranks for `question` in a subject of its own: the memory that names the person (nearest
+     * the question), six memories nearer the question than the answer and sharing its words (they outrank it in the
+     * fused ranking), and the answer, which only names the person.
+     */
+    async function answerPlace(family: string, question: string, namer: string, nearer: readonly string[], answerText: string): Promise<number> {
       const put = (text: string, embedding: ReturnType<typeof at>) =>
         db.withSubject(family, 'inserting', (trx) => insertMemory(trx, family, newMemory(text), { whole: embedding, passages: [] }));
-      await put("Leon's sister Beatriz is a nurse in Lisbon.", at(1, 0));
-      // Nearer the question than the answer, and sharing its words: they outrank it in the fused ranking.
-      for (const [index, text] of ['Leon is planning to marry in Porto.', "Leon's parents live in Porto.", 'Leon works as a head chef.', 'Leon married young.', 'Leon and the user went to Crete.', "Leon's cousin is married to a sailor."].entries()) {
-        await put(text, at(1, 0.1 + index / 20));
-      }
-      const answer = await put("Beatriz's husband Rui teaches maths.", at(0, 1));
-      const question = "Who is Leon's sister, and who is she married to?";
+      await put(namer, at(1, 0));
+      for (const [index, text] of nearer.entries()) await put(text, at(1, 0.1 + index / 20));
+      const answer = await put(answerText, at(0, 1));
       const ranked = await db.withSubject(family, 'recalling', (trx) =>
         rankMemories(trx, family, { text: question, vector: at(1, 0), filters: NO_FILTERS }, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, results: { limit: 5, maxChars: 1000 } }),
       );
-      expect(ranked.ranked.findIndex((item) => item.id === answer)).toBe(BRIDGED_ANSWER_PLACE);
+      return ranked.ranked.findIndex((item) => item.id === answer);
+    }
+
+    it("gives a later clause's answer, found through the name the first clause's answer gives, a place among the first", async () => {
+      const nearer = ['Leon is planning to marry in Porto.', "Leon's parents live in Porto.", 'Leon works as a head chef.', 'Leon married young.', 'Leon and the user went to Crete.', "Leon's cousin is married to a sailor."];
+      const place = await answerPlace('retrievers-later-clause', "Who is Leon's sister, and who is she married to?", "Leon's sister Beatriz is a nurse in Lisbon.", nearer, "Beatriz's husband Rui teaches maths.");
+      expect(place).toBe(BRIDGED_ANSWER_PLACE);
     });
 
     it("gives a role question's answer, found through the name the role's holder has, a place among the first", async () => {
-      const family = 'retrievers-role';
-      const put = (text: string, embedding: ReturnType<typeof at>) =>
-        db.withSubject(family, 'inserting', (trx) => insertMemory(trx, family, newMemory(text), { whole: embedding, passages: [] }));
-      await put("Tomasz's father is Alan Wren.", at(1, 0));
-      // Nearer the question than the answer, and sharing its words: they outrank it in the fused ranking.
-      for (const [index, text] of ["Maisie's dad lives in Aberdeen.", "Tomasz's parents live in Broughty Ferry.", 'Tomasz lives in a flat in Partick.', "Hana's father passed away in 2019.", 'Tomasz does the school run for a living.', 'My dad and I went fishing.'].entries()) {
-        await put(text, at(1, 0.1 + index / 20));
-      }
-      const answer = await put('Alan worked as a marine engineer on the ferries for thirty years.', at(0, 1));
-      const ranked = await db.withSubject(family, 'recalling', (trx) =>
-        rankMemories(trx, family, { text: 'What did my dad do for a living?', vector: at(1, 0), filters: NO_FILTERS }, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, results: { limit: 5, maxChars: 1000 } }),
-      );
-      expect(ranked.ranked.findIndex((item) => item.id === answer)).toBe(BRIDGED_ANSWER_PLACE);
+      const nearer = ["Maisie's dad lives in Aberdeen.", "Tomasz's parents live in Broughty Ferry.", 'Tomasz lives in a flat in Partick.', "Hana's father passed away in 2019.", 'Tomasz does the school run for a living.', 'My dad and I went fishing.'];
+      const place = await answerPlace('retrievers-role', 'What did my dad do for a living?', "Tomasz's father is Alan Wren.", nearer, 'Alan worked as a marine engineer on the ferries for thirty years.');
+      expect(place).toBe(BRIDGED_ANSWER_PLACE);
     });
   });
 });
