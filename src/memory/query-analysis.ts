@@ -190,18 +190,18 @@ function subjectNames(text: string, roles: ReadonlySet<string>, asked: ReadonlyS
  * cousin", "my brother").
  */
 function saysRole(predicate: string, roles: ReadonlySet<string>): boolean {
-  const words = predicate.match(/[\p{L}-]+(?:'s)?/gu) ?? [];
   const isRole = (word: string) => roles.has(roleOf(word) ?? '');
-  if (isRole(words.at(-1) ?? '')) return true;
+  if (isRole(predicateWords(predicate).at(-1) ?? '')) return true;
   // The predicate's own noun: after its first owner and any owners chained to it, before a comma or "and".
-  const first = (predicate.split(/,|\band\b/u)[0]!.match(/[\p{L}-]+(?:'s)?/gu) ?? []);
-  const isOwner = (word: string) => word.endsWith("'s") || OWNERS.has(word.toLowerCase());
-  let at = first.findIndex(isOwner);
+  const clause = predicateWords(predicate.split(/,|\band\b/u)[0]!);
+  let at = clause.findIndex(isOwner);
   if (at < 0) return false;
-  while (at < first.length && isOwner(first[at]!)) at++;
-  return first.slice(at, at + 2).some(isRole);
+  while (at < clause.length && isOwner(clause[at]!)) at++;
+  return clause.slice(at, at + 2).some(isRole);
 }
 
+const predicateWords = (text: string): string[] => text.match(/[\p{L}-]+(?:'s)?/gu) ?? [];
+const isOwner = (word: string): boolean => word.endsWith("'s") || OWNERS.has(word.toLowerCase());
 const OWNERS = new Set(['my', 'his', 'her', 'their', 'our', 'your']);
 
 /** Whether the question names a kinship or role word (bridgeNames has something to look for). */
