@@ -20,8 +20,10 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, SMALL_
  *    "lived") and qualifiers ("plans to quit" ≠ "quit", "used to play" ≠ "plays");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one after stemming,
  *    irregular verbs, a few synonyms, grammar and naming words dropped ("goes by" = "handle is"), the first
- *    person read as the user ("I'm" = "the user is"), or a WordNet synonym or more general word for a word or two
- *    the stored text says otherwise ("season" = "time of year", "painter" → "artist").
+ *    person read as the user ("I'm" = "the user is"), a name the other text leaves out read as the user's own
+ *    when nothing else tells them apart ("Noor's son Adam" = "my son Adam"; userByName), or a WordNet synonym or
+ *    more general word for a word or two the stored text says otherwise ("season" = "time of year", "painter" →
+ *    "artist").
  *  - or, given the candidate's embedding similarity, a word or two reworded with the words around them ("is a
  *    big fan of jazz" = "loves jazz") when the vectors are close; a word replaced where it stood ("allergic to
  *    penicillin" / "to amoxicillin") is another value in the same slot and stays another fact;
@@ -52,8 +54,41 @@ export function compareFacts(stored: string, incoming: string): FactComparison {
  */
 export function comparerOf(incoming: string): (stored: string, similarity?: number) => FactComparison {
   const right = evidenceOf(incoming);
-  return (stored, similarity) => compareEvidence(storedEvidence(stored, () => evidenceOf(stored)), right, similarity);
+  return (stored, similarity) => {
+    const left = storedEvidence(stored, () => evidenceOf(stored));
+    const asWritten = compareEvidence(left, right, similarity);
+    if (asWritten.same) return asWritten;
+    // Read once more with a name taken for the user's own ("Noor's son Adam …" / "my son Adam …"): people write
+    // about themselves by name as often as by "I", and a wrong guess only keeps the text as a restatement.
+    const storedName = userByName(stored, left, incoming, right);
+    const incomingName = storedName === undefined ? userByName(incoming, right, stored, left) : undefined;
+    const asUser =
+      storedName !== undefined
+        ? compareEvidence(evidenceOf(namingTheUser(stored, storedName)), right, similarity)
+        : incomingName !== undefined
+          ? compareEvidence(left, evidenceOf(namingTheUser(incoming, incomingName)), similarity)
+          : undefined;
+    return asUser?.same === true ? asUser : asWritten;
+  };
 }
+
+const CAPITALISED = /(?<![\p{L}\p{N}])\p{Lu}\p{Ll}+(?![\p{L}\p{N}])/gu;
+
+/**
+ * The one name in `text` that may be the user's own: a text that never says the user, with exactly one capitalised
+ * word no dictionary has ("Noor", not "Sam" or "Mortgage") that the other text does not say, while the other text
+ * says the user or names nobody it does not share ("Priya plays tennis" / "Sam plays tennis" stay two people).
+ */
+function userByName(text: string, evidence: Evidence, otherText: string, other: Evidence): string | undefined {
+  if (evidence.roots.has(USER)) return undefined;
+  const notSaidIn = (written: string, by: Evidence) => [...new Set(written.match(CAPITALISED) ?? [])].filter((word) => !by.words.has(word.toLowerCase()));
+  if (!other.roots.has(USER) && notSaidIn(otherText, evidence).length > 0) return undefined;
+  const names = notSaidIn(text, other).filter((word) => !isEntry(word.toLowerCase()));
+  return names.length === 1 ? names[0] : undefined;
+}
+
+/** `text` with `name` read as the user: "Noor's" → "the user's", "Noor" → "the user". */
+const namingTheUser = (text: string, name: string): string => text.replace(new RegExp(String.raw`(?<![\p{L}\p{N}])${name}(?![\p{L}\p{N}])`, 'gu'), 'the user');
 
 /** Stored texts' evidence lately read; bounded, in process memory only, and never shown. */
 const storedEvidence = boundedCache<Evidence>(1_000);
@@ -119,13 +154,8 @@ function rewordedOnlyWording(left: Evidence, right: Evidence, unmatched: readonl
   const storedMeanings = meanings(storedWords);
   const incomingMeanings = meanings(incomingWords);
   const namedByOther = (word: string, other: ReadonlySet<string>) => [...meaningsOf(word, THING_MEANING).senses].some((sense) => other.has(sense));
-  // A name where the other text says the user ("Noor's mortgage …" / "I pay … on the mortgage"): perhaps the user's own.
-  const userNamed = (self: Evidence, other: Evidence, word: string) => !isEntry(word) && !self.roots.has(USER) && other.roots.has(USER);
-  const unnamed = (self: Evidence, other: Evidence, words: readonly string[], otherMeanings: ReadonlySet<string>) => {
-    const things = words.filter((word) => namesAThing(self, word) && !namedByOther(word, otherMeanings));
-    return things.length === 0 || (things.length === 1 && userNamed(self, other, things[0]!));
-  };
-  return unnamed(left, right, storedWords, incomingMeanings) && unnamed(right, left, incomingWords, storedMeanings);
+  const unnamed = (self: Evidence, words: readonly string[], otherMeanings: ReadonlySet<string>) => words.every((word) => !namesAThing(self, word) || namedByOther(word, otherMeanings));
+  return unnamed(left, storedWords, incomingMeanings) && unnamed(right, incomingWords, storedMeanings);
 }
 /**
  * Whether a word of the text names a thing there: it can only be a noun, or it is one where it stands, after an

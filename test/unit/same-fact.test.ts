@@ -390,7 +390,6 @@ describe('sameFact', () => {
   // From BROAD_SIMILARITY, any number of words reworded, when every value agrees and the words only one text says
   // tell how rather than name another thing.
   it.each([
-    ['I like listening to podcasts while I glaze pots.', "Noor enjoys having podcasts on while she's glazing her pots."],
     ['The user switched energy supplier to Octopus in October 2024.', 'In October 2024 I changed my energy provider to Octopus.'],
     // A name where the other text says the user: perhaps the user's own.
     ['Noor prices her large serving bowls at £35 each, plus £4.50 postage.', 'I charge thirty-five pounds for each large serving bowl, with £4.50 postage on top.'],
@@ -413,6 +412,28 @@ describe('sameFact', () => {
     ["The user's book club meets on Thursdays.", "The user's pottery class is on Thursdays."],
   ])('keeps stored %j and incoming %j, reworded throughout, apart at a modest similarity', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.7).same).toBe(false);
+  });
+
+  // A name one text alone says, where the other says the user or nobody else: perhaps the user's own name.
+  it.each([
+    ["Noor's parents live in Amman, Jordan.", 'My parents live in Amman, in Jordan.'],
+    ['My son Adam is fifteen and in year 10 at Roundhay School.', "Noor's son Adam (15) is in Year 10 at Roundhay School."],
+    ['Mortgage: Nationwide, fixed at 4.19% until March 2027.', "Noor's mortgage is with Nationwide, fixed at 4.19% until March 2027."],
+    ['I like listening to podcasts while I glaze pots.', "Noor enjoys having podcasts on while she's glazing her pots."],
+  ])('reads a name in stored %j or incoming %j as the user when nothing else tells them apart', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.8).same).toBe(true);
+  });
+
+  it.each([
+    // Two names: two people, whichever is the user.
+    ['Priya plays tennis on Sundays.', 'Noor plays tennis on Sundays.'],
+    ["Priya's car is a red Golf.", "Noor's car is a red Golf."],
+    // A name that is a dictionary word ("Sam", "Ruth") is never guessed to be the user's.
+    ["Sam's mother is called Ruth.", 'My mother is called Ruth.'],
+    // The user named beside the other name: not the user.
+    ["Noor's sister Layla lives in Leeds.", "My sister's friend Layla lives in Leeds."],
+  ])('keeps stored %j and incoming %j apart: the name is not read as the user', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.95).same).toBe(false);
   });
 
   it('rates the shared wording of two texts, for ordering near-duplicates', () => {
