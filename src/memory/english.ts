@@ -62,6 +62,13 @@ function groupedByKey(pairs: Iterable<readonly [value: string, key: string]>): M
   return groups;
 }
 
+/**
+ * The possessive determiners, "her" included: also an object pronoun ("gave her the keys"), so same-fact.ts, which
+ * reads objects, leaves it out (POSSESSIVES_NOT_OBJECTS).
+ */
+export const POSSESSIVES = ['my', 'our', 'his', 'her', 'their', 'your'] as const;
+export const POSSESSIVES_NOT_OBJECTS = POSSESSIVES.filter((word) => word !== 'her');
+
 /** Base verb → its irregular past forms ("go" → ["went", "gone"]). */
 export const IRREGULAR_FORMS = groupedByKey(IRREGULAR_VERBS);
 

@@ -1,4 +1,4 @@
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, WEEKDAYS, ordinalOf, otherRoleWords, roleOf } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, POSSESSIVES, SMALL_NUMBERS, STOP_WORDS, WEEKDAYS, ordinalOf, otherRoleWords, roleOf } from './english.js';
 
 /**
  * The words the full-text ranking searches for, from the question recall is asked. PostgreSQL's English stop
@@ -78,7 +78,7 @@ const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
  * "My old boss", "the user's former flatmate": a word that says the person or thing is a past one (recall-time.ts
  * reads it), not one the memories use: searched, "old" finds "a five-year-old ginger tabby".
  */
-const FORMER = /(?<=\b(?:my|our|his|her|their|your|user's)\s+)(?:old|former|previous)\b/giu;
+const FORMER = new RegExp(String.raw`(?<=\b(?:${POSSESSIVES.join('|')}|user's)\s+)(?:old|former|previous)\b`, 'giu');
 
 /**
  * The question without the words that say what kind of answer is wanted, without modal verbs and without the words
@@ -202,7 +202,7 @@ function saysRole(predicate: string, roles: ReadonlySet<string>): boolean {
 
 const predicateWords = (text: string): string[] => text.match(/[\p{L}-]+(?:'s)?/gu) ?? [];
 const isOwner = (word: string): boolean => word.endsWith("'s") || OWNERS.has(word.toLowerCase());
-const OWNERS = new Set(['my', 'his', 'her', 'their', 'our', 'your']);
+const OWNERS = new Set<string>(POSSESSIVES);
 
 /** Whether the question names a kinship or role word (bridgeNames has something to look for). */
 export function asksAboutRole(question: string): boolean {

@@ -1,4 +1,4 @@
-import { STOP_WORDS } from './english.js';
+import { POSSESSIVES, STOP_WORDS } from './english.js';
 import { namesIn, severalSentences } from './recall-coverage.js';
 
 /**
@@ -78,8 +78,10 @@ export function timeMark(text: string): TimeMark {
 }
 
 const QUESTION_NOW = /\b(?:now|nowadays|currently|current|these days|at the moment|at present|presently|still|today|this year)\b/i;
-const QUESTION_PAST =
-  /\b(?:used? to|before|previously|previous|formerly|former|ex-|back then|back in|in the past|originally|growing up|as a (?:child|kid|student|teenager)|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had|did)|\w+ (?:years?|months?) ago|did [^?]*\bever)\b|\b(?:my|our|his|her|their|the user's|user's) old\b/i;
+const QUESTION_PAST = new RegExp(
+  String.raw`\b(?:used? to|before|previously|previous|formerly|former|ex-|back then|back in|in the past|originally|growing up|as a (?:child|kid|student|teenager)|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had|did)|\w+ (?:years?|months?) ago|did [^?]*\bever)\b|\b(?:${POSSESSIVES.join('|')}|the user's|user's) old\b`,
+  'i',
+);
 const PAST_TENSE = /\b(?:was|were|did|had)\b/i;
 
 /** Whether a question says it asks about the present in so many words ("now", "these days", "currently"). */

@@ -1,7 +1,7 @@
 import { stemmer } from 'stemmer';
 import { boundedCache } from './bounded-cache.js';
 import { isEntry, isEntryAs, meaningsOf, namesOnlyAThing } from './wordnet.js';
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAY_NAMES, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
+import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, POSSESSIVES_NOT_OBJECTS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAY_NAMES, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -1069,10 +1069,13 @@ const MEASURE_UNITS = new Map<string, string>([
 const RUN_A_DISTANCE = /\b((?:run|runs|ran|running|do|does|did|doing|jog|jogs|jogged|race|races|raced) (?:a|the|another|her|his|their|my|our) )(\d+(?:\.\d+)?)k\b/giu;
 const DISTANCE_RACE = /(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k(?= (?:run|runs|race|races|route|loop)\b)/giu;
 
-/** A number (digits or a number word, "twenty-five" too) joined by a hyphen to a unit of time, distance or size. */
+/**
+ * A number (digits or a number word, "twenty-five" too) joined by a hyphen to a unit of time, of measure
+ * (MEASURE_UNITS) or of size. Each unit is whole (the lookahead), so the alternation's order does not matter.
+ */
 const MEASURED = new RegExp(
   String.raw`(?<![\p{L}\p{N}-])(\d+(?:\.\d+)?|(?:${[...TENS.filter((word) => word !== ''), ...SMALL_NUMBERS].join('|')})(?:-(?:${SMALL_NUMBERS.slice(1, 10).join('|')}))?)-` +
-    String.raw`(years?|months?|weeks?|days?|hours?|minutes?|miles?|kilometres?|kilometers?|km|metres?|meters?|feet|foot|inch(?:es)?|litres?|liters?|kilos?|kg|bedrooms?|storeys?|stor(?:y|ies)|seaters?|pages?|pieces?)(?![\p{L}\p{N}])`,
+    String.raw`(years?|months?|weeks?|days?|hours?|minutes?|${[...MEASURE_UNITS.keys()].join('|')}|bedrooms?|storeys?|stor(?:y|ies)|seaters?|pages?|pieces?)(?![\p{L}\p{N}])`,
   'giu',
 );
 
@@ -1163,7 +1166,7 @@ function numberValue(word: string): string | undefined {
 /** stemmer('own'), written out: the module's tables are not initialised when its first lines run. */
 const OWN_ROOT = 'own';
 
-const POSSESSIVE_DETERMINERS = new Set(['my', 'your', 'his', 'their', 'our']);
+const POSSESSIVE_DETERMINERS = new Set<string>(POSSESSIVES_NOT_OBJECTS);
 /** Words whose "'s" is "is" or "has", not a possessive. */
 const IS_CONTRACTED = new Set(['it', 'he', 'she', 'that', 'what', 'there', 'here', 'where', 'who', 'let']);
 
