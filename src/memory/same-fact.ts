@@ -54,6 +54,8 @@ export function compareFacts(stored: string, incoming: string): FactComparison {
  */
 export function comparerOf(incoming: string): (stored: string, similarity?: number) => FactComparison {
   const right = evidenceOf(incoming);
+  // The incoming text read with each name taken for the user's, once per name.
+  const incomingAsUser = boundedCache<Evidence>(8);
   return (stored, similarity) => {
     const left = storedEvidence(stored, () => evidenceOf(stored));
     const asWritten = compareEvidence(left, right, similarity);
@@ -64,9 +66,9 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
     const incomingName = storedName === undefined ? userByName(incoming, right, stored, left) : undefined;
     const asUser =
       storedName !== undefined
-        ? compareEvidence(evidenceOf(namingTheUser(stored, storedName)), right, similarity)
+        ? compareEvidence(readAsUser(stored, storedName), right, similarity)
         : incomingName !== undefined
-          ? compareEvidence(left, evidenceOf(namingTheUser(incoming, incomingName)), similarity)
+          ? compareEvidence(left, incomingAsUser(incomingName, () => evidenceOf(namingTheUser(incoming, incomingName))), similarity)
           : undefined;
     return asUser?.same === true ? asUser : asWritten;
   };
@@ -86,6 +88,12 @@ function userByName(text: string, evidence: Evidence, otherText: string, other: 
   const names = notSaidIn(text, other).filter((word) => !isEntry(word.toLowerCase()));
   return names.length === 1 ? names[0] : undefined;
 }
+
+/** A stored text's evidence with `name` read as the user's, kept with the stored texts' own. */
+const readAsUser = (stored: string, name: string): Evidence => {
+  const text = namingTheUser(stored, name);
+  return storedEvidence(text, () => evidenceOf(text));
+};
 
 /** `text` with `name` read as the user: "Noor's" → "the user's", "Noor" → "the user". */
 const namingTheUser = (text: string, name: string): string => text.replace(new RegExp(String.raw`(?<![\p{L}\p{N}])${name}(?![\p{L}\p{N}])`, 'gu'), 'the user');
