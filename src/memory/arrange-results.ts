@@ -46,10 +46,15 @@ export async function arrangeFirstResults(trx: DbTransaction, spaces: SpaceKeys,
 }
 
 function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMap<number, FirstResult>, ranked: readonly FusedItem[]): FusedItem[] {
-  const results = first.map((item, position) => {
+  const all = first.map((item, position) => {
     const { record, arrangeText, similarities } = rows.get(item.id)!;
-    return { id: item.id, text: arrangeText, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position, score: item.score };
+    return { id: item.id, text: arrangeText, whole: record.textChars === arrangeText.length, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position, score: item.score };
   });
+  // Asked in a memory's own words, that memory comes first: whatever versions or near-copies of it say, a client
+  // looking up what it stored finds it (the others of the same fact follow, arranged as usual).
+  const asked = wordForWord(question);
+  const exact = all.find((result) => result.whole && wordForWord(result.text) === asked);
+  const results = exact === undefined ? all : all.filter((result) => result !== exact);
   const similarity = (a: (typeof results)[number], b: (typeof results)[number]) => a.similarities[b.position] ?? null;
   const timed = orderByTime(question, results.slice(0, TIME_WINDOW), (i, j) => similarity(results[i]!, results[j]!));
   const inTimeOrder = [...timed, ...results.slice(TIME_WINDOW)];
@@ -58,6 +63,9 @@ function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMa
     (i, j) => similarity(inTimeOrder[i]!, inTimeOrder[j]!),
     (i, j) => timeMark(inTimeOrder[i]!.text) !== timeMark(inTimeOrder[j]!.text),
   );
-  const arranged = [...spread, ...inTimeOrder.slice(COVERAGE_WINDOW)];
+  const arranged = [...(exact === undefined ? [] : [exact]), ...spread, ...inTimeOrder.slice(COVERAGE_WINDOW)];
   return [...arranged.map((result, position) => ({ id: result.id, score: ranked[position]!.score })), ...ranked.slice(first.length)];
 }
+
+/** A text as compared word for word: case, spacing and the punctuation around it aside. */
+const wordForWord = (text: string): string => text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '');

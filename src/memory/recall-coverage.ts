@@ -1,4 +1,4 @@
-import { STOP_WORDS } from './english.js';
+import { SMALL_NUMBERS, STOP_WORDS } from './english.js';
 import { comparerOf } from './same-fact.js';
 
 /**
@@ -85,7 +85,11 @@ export function withBridgedAnswer<T extends { readonly id: number; readonly scor
   return order.map((item, position) => ({ ...item, score: ranked[position]!.score }));
 }
 
-/** The names (capitalised words; a sentence's first only when no grammar word) and numbers a text names, in lowercase, singular. */
+/**
+ * The names (capitalised words; a sentence's first only when no grammar word) and numbers a text names, in
+ * lowercase, singular; a count written as a word as its digits ("one week in six" names what "in 6" does: one fact,
+ * as remember judges it, not two versions). "One" stays a word: as often a pronoun ("the red one") as a count.
+ */
 export function namesIn(text: string): Set<string> {
   const names = new Set<string>();
   for (const sentence of text.split(/[.!?;:]\s+/)) {
@@ -93,11 +97,15 @@ export function namesIn(text: string): Set<string> {
     words.forEach((word, position) => {
       // "Wednesdays" names what "Wednesday" does.
       const lower = word.replace(/'s$/, '').toLowerCase().replace(/(?<=\p{L}{3})s$/u, '');
-      if ((/^\p{Lu}/u.test(word) && (position > 0 || !STOP_WORDS.has(lower))) || /\d/.test(word)) names.add(lower);
+      const count = SPELLED_COUNTS.get(lower);
+      if (count !== undefined) names.add(count);
+      else if ((/^\p{Lu}/u.test(word) && (position > 0 || !STOP_WORDS.has(lower))) || /\d/.test(word)) names.add(lower);
     });
   }
   return names;
 }
+
+const SPELLED_COUNTS = new Map<string, string>(SMALL_NUMBERS.flatMap((word, value) => (value < 2 ? [] : [[word, String(value)] as [string, string]])));
 
 /** A sentence ending inside the text ("… amazing. By the way, …"), not after a title ("Dr. Patel"). */
 const SENTENCE_BREAK = /(?<!\b(?:Dr|Mr|Mrs|Ms|St|Prof))[.!?]\s+\S/;

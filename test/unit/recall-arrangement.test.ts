@@ -132,6 +132,15 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('How much rent does the user pay?', [rent, saving], similarities([[0, 1, 0.8]])))).toEqual([10, 11]);
   });
 
+  it('takes a count in words and in digits for one value, not two versions', () => {
+    const words = stored(20, 'The user is on call one week in six.', 300);
+    const digits = stored(21, 'The user is on call one week in 6.', 30);
+    const other = stored(22, 'The user is on call one week in three.', 10);
+    const similar = similarities([[0, 1, 0.98], [0, 2, 0.96], [1, 2, 0.98]]);
+    expect(ids(orderByTime('How often is the user on call?', [words, digits], similar))).toEqual([20, 21]);
+    expect(ids(orderByTime('How often is the user on call?', [words, other], similar))).toEqual([22, 20]);
+  });
+
   it('leaves two versions in their places when the question names what tells them apart', () => {
     const kaur = stored(8, "The user's dentist is Dr Kaur on Gloucester Road.", 300);
     const byrne = stored(9, "The user's dentist is Dr Byrne at Easton Dental.", 10);
