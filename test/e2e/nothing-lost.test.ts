@@ -95,6 +95,25 @@ const scenario = fc.record({
   firstPolicy: policy,
 });
 
+type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+
+/**
+ * A run another seed found (4242, its 95th): the exact text twice, then as digits twice ("one week in 6", the same fact),
+ * then another number. Recall took "six" and "6" for two versions, the newer first, and the exact text's memories
+ * then for near-copies of it: none was left among the first 3.
+ */
+const FOUND_BEFORE: Scenario = {
+  family: 0,
+  start: { n: 4, m: 3, a: 'Ines', b: 'Callum', verb: 'drives', day1: 'Tuesdays', day2: 'Tuesdays', currency: '€', unit: 'laps', food1: 'fish', food2: 'chicken', negated: true, suffix: '', digits: false },
+  steps: [
+    { edit: (v: Values) => v, policy: 'ask' },
+    { edit: (v: Values) => ({ ...v, digits: !v.digits }), policy: 'ask' },
+    { edit: (v: Values) => ({ ...v, food1: v.food2, food2: v.food1 }), policy: 'insert' },
+    { edit: (v: Values) => ({ ...v, n: 1 }), policy: 'skip_if_near' },
+  ],
+  firstPolicy: 'ask',
+};
+
 /**
  * Nothing a client was told is stored is ever lost (issue 37): for every remember answered ok under any policy,
  * with generated facts and edits of them that a same-fact decision may well get wrong, the exact text is
@@ -163,7 +182,7 @@ describe.each(engines)('no remembered text is lost, on %s', { timeout: 180_000 }
           expect(top.some((id) => holders.get(text)!.has(id)), `recall of "${text}" ranked none of its memories ${JSON.stringify([...holders.get(text)!])} in ${JSON.stringify(top)}`).toBe(true);
         }
       }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      { seed: SEED, numRuns: RUNS, endOnFailure: true, examples: [[FOUND_BEFORE]] },
     );
   });
 });
