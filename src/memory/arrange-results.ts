@@ -48,10 +48,10 @@ export async function arrangeFirstResults(trx: DbTransaction, spaces: SpaceKeys,
 function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMap<number, FirstResult>, ranked: readonly FusedItem[]): FusedItem[] {
   const all = first.map((item, position) => {
     const { record, arrangeText, similarities } = rows.get(item.id)!;
-    return { id: item.id, text: arrangeText, whole: record.textChars === arrangeText.length, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position, score: item.score };
+    return { id: item.id, text: arrangeText, whole: record.textChars <= ARRANGE_CHARS, createdAt: record.createdAt, lastConfirmedAt: record.lastConfirmedAt, similarities, position, score: item.score };
   });
-  // Asked in a memory's own words, that memory comes first: whatever versions or near-copies of it say, a client
-  // looking up what it stored finds it (the others of the same fact follow, arranged as usual).
+  // Asked in a memory's own words (read whole), that memory comes first: whatever versions or near-copies of it
+  // say, a client looking up what it stored finds it (the others of the same fact follow, arranged as usual).
   const asked = wordForWord(question);
   const exact = all.find((result) => result.whole && wordForWord(result.text) === asked);
   const results = exact === undefined ? all : all.filter((result) => result !== exact);
