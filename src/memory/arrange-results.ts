@@ -57,13 +57,14 @@ function arrange(question: string, first: readonly FusedItem[], rows: ReadonlyMa
   const results = exact === undefined ? all : all.filter((result) => result !== exact);
   const similarity = (a: (typeof results)[number], b: (typeof results)[number]) => a.similarities[b.position] ?? null;
   const timed = orderByTime(question, results.slice(0, TIME_WINDOW), (i, j) => similarity(results[i]!, results[j]!));
-  const inTimeOrder = [...timed, ...results.slice(TIME_WINDOW)];
+  // The exact one leads the coverage stage too, so its near-copies make room like any others.
+  const inTimeOrder = [...(exact === undefined ? [] : [exact]), ...timed, ...results.slice(TIME_WINDOW)];
   const spread = spreadNearCopies(
     inTimeOrder.slice(0, COVERAGE_WINDOW),
     (i, j) => similarity(inTimeOrder[i]!, inTimeOrder[j]!),
     (i, j) => timeMark(inTimeOrder[i]!.text) !== timeMark(inTimeOrder[j]!.text),
   );
-  const arranged = [...(exact === undefined ? [] : [exact]), ...spread, ...inTimeOrder.slice(COVERAGE_WINDOW)];
+  const arranged = [...spread, ...inTimeOrder.slice(COVERAGE_WINDOW)];
   return [...arranged.map((result, position) => ({ id: result.id, score: ranked[position]!.score })), ...ranked.slice(first.length)];
 }
 

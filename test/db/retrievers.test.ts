@@ -237,6 +237,25 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(place).toBe(BRIDGED_ANSWER_PLACE);
     });
 
+    it("puts first the memory the question repeats word for word, and moves that memory's near-copies below the rest", async () => {
+      const family = 'retrievers-word-for-word';
+      const put = (text: string, embedding: ReturnType<typeof at>) =>
+        db.withSubject(family, 'inserting', (trx) => insertMemory(trx, family, newMemory(text), { whole: embedding, passages: [] }));
+      const asked = 'The user is on call one week in six.';
+      const first = await put(asked, at(0.9, 0.1));
+      const again = await put(asked, at(0.9, 0.1));
+      const digits = await put('The user is on call one week in 6.', at(1, 0));
+      const other = await put("The user's dentist is Dr Kaur.", at(0, 1));
+      const ranked = await db.withSubject(family, 'recalling', (trx) =>
+        rankMemories(trx, family, { text: asked, vector: at(1, 0), filters: NO_FILTERS }, { exactScanLimit: DEFAULT_EXACT_SCAN_LIMIT, results: { limit: 5, maxChars: 1000 } }),
+      );
+      const order = ranked.ranked.map((item) => item.id);
+      // The digits' memory is nearer the question's vector and shares its words: fused, it comes first.
+      expect([first, again]).toContain(order[0]);
+      expect(order[1]).toBe(other);
+      expect(new Set(order.slice(2))).toEqual(new Set([...[first, again].filter((id) => id !== order[0]), digits]));
+    });
+
     it("gives a role question's answer, found through the name the role's holder has, a place among the first", async () => {
       const nearer = ["Maisie's dad lives in Aberdeen.", "Tomasz's parents live in Broughty Ferry.", 'Tomasz lives in a flat in Partick.', "Hana's father passed away in 2019.", 'Tomasz does the school run for a living.', 'My dad and I went fishing.'];
       const place = await answerPlace('retrievers-role', 'What did my dad do for a living?', "Tomasz's father is Alan Wren.", nearer, 'Alan worked as a marine engineer on the ferries for thirty years.');
