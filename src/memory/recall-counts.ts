@@ -3,14 +3,18 @@ import type { Principal } from '../db/open-database.js';
 /**
  * Recall counts (they feed the brief), written after the recall has answered instead of in a transaction of their
  * own on its path: that transaction was 6 of a recall's 14 round trips on PostgreSQL (bench/README.md, "Recall's
- * round trips"). Counts wait in process memory and are written by one transaction per caller, at most one write
- * at a time: under load, the recalls answered while a write runs are counted together in the next. A count is
- * statistics nobody was told was stored: one lost to a crash or a database failure is reported and not retried.
+ * round trips"). Counts wait in process memory for WRITE_DELAY_MS and are written by one transaction per caller, at
+ * most one write at a time: the recalls answered meanwhile are counted together, so a busy subject costs a write
+ * every WRITE_DELAY_MS, not one a recall (bench/README.md, "Recall counts written together"). The brief and close
+ * flush first, so neither misses a count. A count is statistics nobody was told was stored: one lost to a crash or a
+ * database failure is reported and not retried.
  */
 export type WriteRecallCounts = (caller: Principal, counts: ReadonlyMap<number, number>) => Promise<void>;
 
 /** Most memories waiting to be counted, over every caller: past it, counts are dropped (and reported), never memory grown. */
 const MOST_PENDING = 10_000;
+/** How long counts wait to be written together; a crash loses at most this long's counts. */
+export const WRITE_DELAY_MS = 250;
 
 export class RecallCounts {
   readonly #write: WriteRecallCounts;
@@ -21,9 +25,12 @@ export class RecallCounts {
   #writing: Promise<void> | undefined;
   #scheduled = false;
 
-  constructor(write: WriteRecallCounts, onError: (error: unknown) => void) {
+  readonly #delayMs: number;
+
+  constructor(write: WriteRecallCounts, onError: (error: unknown) => void, delayMs = WRITE_DELAY_MS) {
     this.#write = write;
     this.#onError = onError;
+    this.#delayMs = delayMs;
   }
 
   /** Counts one recall of each of `ids` by `caller`, to be written shortly. */
@@ -55,11 +62,12 @@ export class RecallCounts {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    // After the recall's reply is on its way; a write already running picks these up when it ends (flush's loop).
-    setImmediate(() => {
+    // Well after the recall's reply is on its way; a write already running picks these up when it ends (flush's
+    // loop). Unreferenced: close() flushes what waits.
+    setTimeout(() => {
       this.#scheduled = false;
       void this.flush();
-    });
+    }, this.#delayMs).unref();
   }
 
   async #writeAll(): Promise<void> {

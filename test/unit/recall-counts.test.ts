@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/db/open-database.js';
 import { RecallCounts } from '../../src/memory/recall-counts.js';
 
@@ -40,25 +40,27 @@ describe('RecallCounts: recall counts written after the answer', () => {
     expect(writer.writes).toEqual([{ caller: alice, counts: { 1: 1, 2: 1 } }]);
   });
 
-  it('counts the recalls answered during a write together in the next one, per caller and scope', async () => {
+  it('counts the recalls answered within the delay together, and those answered during a write in the next, per caller and scope', async () => {
     const writer = recordingWriter();
-    const counts = new RecallCounts((caller, map) => writer.write(caller, map), () => undefined);
+    const counts = new RecallCounts((caller, map) => writer.write(caller, map), () => undefined, 20);
+    const limited: Principal = { subject: 'alice', spaceLimit: ['team'] };
     writer.hold();
     counts.add(alice, [1]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writer.writes).toHaveLength(1);
-    // While the first write is held: three more recalls, one by a token limited to one space.
-    const limited: Principal = { subject: 'alice', spaceLimit: ['team'] };
     counts.add(alice, [1, 3]);
-    counts.add(alice, [1]);
     counts.add(limited, [9]);
-    await new Promise((resolve) => setImmediate(resolve));
+    expect(writer.writes).toEqual([]);
+    // One write for alice's two recalls; the limited token's waits behind it.
+    await vi.waitFor(() => expect(writer.writes).toHaveLength(1));
+    expect(writer.writes[0]).toEqual({ caller: alice, counts: { 1: 2, 3: 1 } });
+    // While that write is held: another recall, counted in the next write.
+    counts.add(alice, [1]);
+    await new Promise((resolve) => setTimeout(resolve, 60));
     expect(writer.writes).toHaveLength(1);
     writer.release();
     await counts.flush();
     expect(writer.writes.slice(1)).toEqual([
-      { caller: alice, counts: { 1: 2, 3: 1 } },
       { caller: limited, counts: { 9: 1 } },
+      { caller: alice, counts: { 1: 1 } },
     ]);
   });
 
