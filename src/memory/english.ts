@@ -67,6 +67,8 @@ function groupedByKey(pairs: Iterable<readonly [value: string, key: string]>): M
  * reads objects, leaves it out (POSSESSIVES_NOT_OBJECTS).
  */
 export const POSSESSIVES = ['my', 'our', 'his', 'her', 'their', 'your'] as const;
+/** Titles before a name ("Dr Ng"): the name, not the title, tells two people apart. */
+export const HONORIFICS = new Set(['dr', 'mr', 'mrs', 'ms', 'miss', 'mx', 'prof', 'professor', 'sir', 'dame', 'rev', 'revd']);
 export const POSSESSIVES_NOT_OBJECTS = POSSESSIVES.filter((word) => word !== 'her');
 
 /** Base verb → its irregular past forms ("go" → ["went", "gone"]). */

@@ -1,7 +1,7 @@
 import { stemmer } from 'stemmer';
 import { boundedCache } from './bounded-cache.js';
 import { isEntry, isEntryAs, meaningsOf, namesOnlyAThing } from './wordnet.js';
-import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, POSSESSIVES_NOT_OBJECTS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAY_NAMES, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
+import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, POSSESSIVES_NOT_OBJECTS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAY_NAMES, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
 
 /**
  * Whether an incoming text states a fact already stored. Embedding similarity finds the candidates but cannot
@@ -116,6 +116,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !argumentsSwapped(left, right) &&
     !argumentsSwapped(right, left) &&
     !slotsSwapped(left, right) &&
+    !clausesExchanged(left, right) &&
     !particlesChanged(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
@@ -301,7 +302,7 @@ function evidenceOf(text: string): Evidence {
         // The first word after it that is not a grammar word: "to the user's sister" → sister.
         for (let after = index + 1; after < tokens.length; after++) {
           const object = bareWord(tokens[after]!).toLowerCase();
-          if (object === '' || (STOP_WORDS.has(object) && !PARTICIPANTS.has(object)) || POSSESSIVE_DETERMINERS.has(object)) continue;
+          if (object === '' || (STOP_WORDS.has(object) && !PARTICIPANTS.has(object)) || POSSESSIVE_DETERMINERS.has(object) || HONORIFICS.has(object)) continue;
           bound.set(kind, (bound.get(kind) ?? new Set()).add(rootOf(object)));
           break;
         }
@@ -379,7 +380,7 @@ function evidenceOf(text: string): Evidence {
       }
     });
   }
-  const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(tokensOf(sentence)));
+  const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(sentence.match(TOKENS_AND_COMMAS) ?? []));
   const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
   return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
 }
@@ -388,6 +389,8 @@ const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 /** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
 const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
 const tokensOf = (text: string): string[] => text.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+/** tokensOf's tokens with each comma a token of its own: a phrase ends at one (framesOf). */
+const TOKENS_AND_COMMAS = /[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*|,/gu;
 
 /**
  * What a token is to the order-aware comparisons: a value that must agree exactly (a number, time, month,
@@ -439,6 +442,8 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const head = (index: number) => keys[index]!.value ?? keys[index]!.word;
   const possessor = (index: number) => /'s$/i.test(tokens[index]!) && !IS_CONTRACTED.has(bareWord(tokens[index]!).toLowerCase());
   const adverb = (index: number) => (BEFORE_VERB.has(tokens[index]!.toLowerCase()) && head(index) !== 'user') || /ly$/.test(tokens[index]!);
+  // "Dr Patel" and "Dr Ng" are told apart by their names: a title is passed over like an adverb.
+  const passedOver = (index: number) => adverb(index) || HONORIFICS.has(tokens[index]!.toLowerCase());
   const skipped = (index: number) => head(index) === undefined || possessor(index) || adverb(index);
   /**
    * The heads from the first word the phrase names (walking by `step` from `at`) to the grammar word or possessor
@@ -447,14 +452,21 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const phrase = (at: number, step: 1 | -1, referred: (index: number) => string | undefined = () => undefined): Set<string> => {
     const heads = new Set<string>();
     for (let index = at + step; index >= 0 && index < tokens.length; index += step) {
-      if (adverb(index)) continue;
+      if (passedOver(index)) continue;
       const named = skipped(index) ? referred(index) : head(index);
       if (named !== undefined) heads.add(named);
       else if (heads.size > 0) break;
     }
     return heads;
   };
-  const before = (at: number) => phrase(at, -1);
+  const before = (at: number) => {
+    const heads = phrase(at, -1);
+    // "Ben, the summer intern, mentors Kofi": the phrase between commas right before the verb names whom the
+    // phrase before it names.
+    const opening = tokens[at - 1] === ',' ? tokens.lastIndexOf(',', at - 2) : -1;
+    if (opening > 0) for (const named of phrase(opening, -1)) heads.add(named);
+    return heads;
+  };
   const after = (at: number) => phrase(at, 1, (index) => (tokens[index]!.toLowerCase() === 'them' ? 'user' : undefined));
   const frames: Frame[] = [];
   tokens.forEach((raw, at) => {
@@ -533,6 +545,40 @@ function slotsSwapped(left: Evidence, right: Evidence): boolean {
   return moved > 2 * stayed;
 }
 
+
+/**
+ * "The user's son plays the violin and her daughter the cello" is not the same with the instruments exchanged, nor
+ * "tea in the morning and coffee in the afternoon" with the drinks, nor "Mum likes tea and Dad likes coffee": two
+ * stored clauses trade words. Over the words and values each text says in one clause only, that is two words of one
+ * stored clause (a, a') and two of another (b, b') where the incoming text puts a with b' and b with a', and a
+ * apart from a'.
+ */
+function clausesExchanged(left: Evidence, right: Evidence): boolean {
+  const leftClause = clauseOfEach(left);
+  const rightClause = clauseOfEach(right);
+  const shared = [...leftClause.keys()].filter((item) => rightClause.has(item));
+  for (const a of shared) {
+    for (const b of shared) {
+      if (leftClause.get(a) === leftClause.get(b) || rightClause.get(a) === rightClause.get(b)) continue;
+      const withA = shared.filter((item) => item !== a && leftClause.get(item) === leftClause.get(a));
+      const withB = shared.filter((item) => item !== b && leftClause.get(item) === leftClause.get(b));
+      // a' now with b, b' now with a.
+      if (withA.some((other) => rightClause.get(other) === rightClause.get(b)) && withB.some((other) => rightClause.get(other) === rightClause.get(a))) return true;
+    }
+  }
+  return false;
+}
+
+/** Each word or value a text says in exactly one of its clauses, with that clause's position. */
+const CLAUSE_OF_EACH = new WeakMap<Evidence, ReadonlyMap<string, number>>();
+const clauseOfEach = (evidence: Evidence): ReadonlyMap<string, number> =>
+  derived(CLAUSE_OF_EACH, evidence, () => {
+    const clausesOf = new Map<string, Set<number>>();
+    evidence.clauses.forEach((clause, at) => {
+      for (const item of [...clause.words, ...clause.values]) clausesOf.set(item, (clausesOf.get(item) ?? new Set()).add(at));
+    });
+    return new Map([...clausesOf].filter(([, at]) => at.size === 1).map(([item, at]) => [item, [...at][0]!]));
+  });
 
 /** Words after which a word ending in "s" is a verb ("the user walks", "Sam often runs"), not a plural noun. */
 const BEFORE_VERB = new Set(['user', 'he', 'she', 'it', 'who', 'that', 'which', 'also', 'often', 'usually', 'always', 'never', 'sometimes', 'still', 'rarely', 'now', 'only', 'just', 'mostly', 'regularly', 'normally', 'generally', 'occasionally', 'really', 'and', 'or']);

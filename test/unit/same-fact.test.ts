@@ -383,8 +383,27 @@ describe('sameFact', () => {
     ["I've read all of the Elena Ferrante novels.", "I've read some of the Elena Ferrante novels."],
     ['The user has worked at Acme for 10 years.', 'The user has worked at Acme for over 10 years.'],
     ["Noor's parents live in Amman.", "Noor's parents lived in Amman."],
+    // Who does what to whom, with a phrase between commas beside a name, or a title before each name.
+    ['Kofi mentors Ben, the summer intern.', 'Ben, the summer intern, mentors Kofi.'],
+    ['Kofi, the team lead, mentors Ben.', 'Ben mentors Kofi, the team lead.'],
+    ['Dr Patel referred Sam to Dr Ng.', 'Dr Ng referred Sam to Dr Patel.'],
+    // Two clauses trading their words, not only their numbers.
+    ["The user's son plays the violin and her daughter plays the cello.", "The user's son plays the cello and her daughter plays the violin."],
+    ['Mum likes tea and Dad likes coffee.', 'Mum likes coffee and Dad likes tea.'],
+    ['The user drinks tea in the morning and coffee in the afternoon.', 'The user drinks coffee in the morning and tea in the afternoon.'],
+    ["The user's car is blue and Sam's is red.", "The user's car is red and Sam's is blue."],
   ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.98).same).toBe(false);
+  });
+
+  // The same clauses in another order, or the same people in another construction, are no exchange.
+  it.each([
+    ['The user drinks tea in the morning and coffee in the afternoon.', 'In the afternoon the user drinks coffee, and tea in the morning.'],
+    ["The user's son plays the violin and her daughter plays the cello.", "The user's daughter plays the cello, and her son the violin."],
+    ['Dr Patel referred Sam to Dr Ng.', 'Sam was referred to Dr Ng by Dr Patel.'],
+    ["The user's sister, Aoife, lives in Cork with her husband and two kids.", "Aoife, the user's sister, lives in Cork with her husband and two kids."],
+  ])('treats stored %j and incoming %j, its clauses reordered, as the same fact', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
   });
 
   // From BROAD_SIMILARITY, any number of words reworded, when every value agrees and the words only one text says
