@@ -177,6 +177,41 @@ const distinct: [string, string][] = [
   // One thing or more than one (2026-11-25, third session).
   ['The user keeps a chicken in the garden.', 'The user keeps chickens in the garden.'],
   ["The user's son wants a kitten for his birthday.", "The user's son wants kittens for his birthday."],
+  // Names around any verb, values and words swapped between two slots, number words, identifiers (2026-11-29).
+  ['The user is on call one week in four.', 'The user is on call one week in three.'],
+  ['Kofi mentors Ben, the summer intern.', 'Ben, the summer intern, mentors Kofi.'],
+  ['Kofi, the team lead, mentors Ben.', 'Ben mentors Kofi, the team lead.'],
+  ['Dr Patel referred Sam to Dr Ng.', 'Dr Ng referred Sam to Dr Patel.'],
+  ['The user pays 8% of his salary into the pension and Brightwater adds 6%.', 'The user pays 6% of his salary into the pension and Brightwater adds 8%.'],
+  ['The emergency fund target is £15,000; about £11,000 is in it so far.', 'The emergency fund target is £11,000; about £15,000 is in it so far.'],
+  ['The dog is allergic to chicken, so the user buys fish- or lamb-based food.', 'The dog is allergic to lamb, so the user buys fish- or chicken-based food.'],
+  ["The user's GitHub username is rowan-builds.", "The user's GitHub username is rowan-build."],
+  ['Callum lent the user £500 in March.', 'The user lent Callum £500 in March.'],
+  ['The user taught Priya to drive.', 'Priya taught the user to drive.'],
+  ['The user is two hours ahead of her sister.', 'The user is two hours behind her sister.'],
+  ['The user prefers tea to coffee.', 'The user prefers coffee to tea.'],
+  ['The rent is $1,200 a month.', 'The rent is €1,200 a month.'],
+  ['Maya is older than Leo.', 'Leo is older than Maya.'],
+  ['The user owes Ana £40.', 'Ana owes the user £40.'],
+  ['The user started at Globex in 2021 and left in 2023.', 'The user started at Globex in 2023 and left in 2021.'],
+  ['The kids go to bed at 7 and get up at 6.', 'The kids go to bed at 6 and get up at 7.'],
+  ["The user's flight leaves at 10:25 and lands at 13:40.", "The user's flight leaves at 13:40 and lands at 10:25."],
+  ["The user's locker code is 4471.", "The user's locker code is 4417."],
+  ['Ravi reports to Elena.', 'Elena reports to Ravi.'],
+  ['Sam introduced the user to Priya.', 'Priya introduced the user to Sam.'],
+  ['On Fridays Sam drives Priya to school.', 'On Fridays Priya drives Sam to school.'],
+  ["The user's manager Hannah hired Tom.", "Tom hired the user's manager Hannah."],
+  ['Leo borrowed £200 from Mia.', 'Mia borrowed £200 from Leo.'],
+  ["The user's mum looks after Ivy on Tuesdays and Sam's mum on Thursdays.", "The user's mum looks after Ivy on Thursdays and Sam's mum on Tuesdays."],
+  ["The user's son plays the violin and her daughter plays the cello.", "The user's son plays the cello and her daughter plays the violin."],
+  ['Mum likes tea and Dad likes coffee.', 'Mum likes coffee and Dad likes tea.'],
+  ['Theo is in Year 4 and Ivy is in Year 1.', 'Theo is in Year 1 and Ivy is in Year 4.'],
+  ['The user swims on Mondays and runs on Thursdays.', 'The user swims on Thursdays and runs on Mondays.'],
+  ['The user drinks tea in the morning and coffee in the afternoon.', 'The user drinks coffee in the morning and tea in the afternoon.'],
+  ["The user's car is blue and Sam's is red.", "The user's car is red and Sam's is blue."],
+  ['Ella goes to Oakfield and Rose goes to Hillside.', 'Ella goes to Hillside and Rose goes to Oakfield.'],
+  ['The user works in London and lives in Brighton.', 'The user works in Brighton and lives in London.'],
+  ['The cat is called Miso and the dog is called Pepper.', 'The cat is called Pepper and the dog is called Miso.'],
 ];
 
 const paraphrases: [string, string][] = [
@@ -245,6 +280,11 @@ const paraphrases: [string, string][] = [
   ['The user works as a dog walker.', 'The user walks dogs for a living.'],
   ['The user has a dog and two cats.', 'The user has two cats and a dog.'],
   ["The user's cats are called Pixel and Byte.", "The user's two cats are called Pixel and Byte."],
+  // Clauses reordered, a passive with titles (2026-11-29).
+  ['The user drinks tea in the morning and coffee in the afternoon.', 'In the afternoon the user drinks coffee, and tea in the morning.'],
+  ["The user's son plays the violin and her daughter plays the cello.", "The user's daughter plays the cello, and her son the violin."],
+  ['Dr Patel referred Sam to Dr Ng.', 'Sam was referred to Dr Ng by Dr Patel.'],
+  ['The user works in London and lives in Brighton.', 'The user lives in Brighton and works in London.'],
 ];
 
 const lost = distinct.filter(([one, other]) => sameFact(one, other) || sameFact(other, one));
