@@ -212,6 +212,11 @@ const distinct: [string, string][] = [
   ['Ella goes to Oakfield and Rose goes to Hillside.', 'Ella goes to Hillside and Rose goes to Oakfield.'],
   ['The user works in London and lives in Brighton.', 'The user works in Brighton and lives in London.'],
   ['The cat is called Miso and the dog is called Pepper.', 'The cat is called Pepper and the dog is called Miso.'],
+  // Acronyms: lowercase words or another acronym (2026-11-29).
+  ["The user's PIN is 4471.", "The user's phone is new."],
+  ['The user drives a BMW.', 'The user drives a big Mercedes wagon.'],
+  ['The user works for the NHS.', 'The user works for the NSA.'],
+  ['The user studied at UCL.', 'The user studied at UCLA.'],
 ];
 
 const paraphrases: [string, string][] = [
@@ -285,6 +290,12 @@ const paraphrases: [string, string][] = [
   ["The user's son plays the violin and her daughter plays the cello.", "The user's daughter plays the cello, and her son the violin."],
   ['Dr Patel referred Sam to Dr Ng.', 'Sam was referred to Dr Ng by Dr Patel.'],
   ['The user works in London and lives in Brighton.', 'The user lives in Brighton and works in London.'],
+  // Acronyms spelled out (2026-11-29).
+  ['The user works for the National Health Service as a nurse.', 'The user works for the NHS as a nurse.'],
+  ['The user is a member of the RSPB.', 'The user is a member of the Royal Society for the Protection of Birds.'],
+  ['The user studied at UCL.', 'The user studied at University College London.'],
+  ['The user works at the BBC in Salford.', 'The user works at the British Broadcasting Corporation in Salford.'],
+  ['The user needs to renew the passport ASAP.', 'The user needs to renew the passport as soon as possible.'],
 ];
 
 const lost = distinct.filter(([one, other]) => sameFact(one, other) || sameFact(other, one));

@@ -70,9 +70,52 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
         : incomingName !== undefined
           ? compareEvidence(left, incomingAsUser(incomingName, () => evidenceOf(namingTheUser(incoming, incomingName))), similarity)
           : undefined;
-    return asUser?.same === true ? asUser : asWritten;
+    if (asUser?.same === true) return asUser;
+    // Read once more with an acronym written out as the other text writes it ("the LGI" / "Leeds General
+    // Infirmary").
+    const storedSpelled = spelledOut(stored, incoming);
+    const incomingSpelled = spelledOut(incoming, stored);
+    if (storedSpelled === stored && incomingSpelled === incoming) return asWritten;
+    const spelled = compareEvidence(storedSpelled === stored ? left : evidenceOf(storedSpelled), incomingSpelled === incoming ? right : evidenceOf(incomingSpelled), similarity);
+    return spelled.same ? spelled : asWritten;
   };
 }
+
+const ACRONYM = /(?<![\p{L}\p{N}])\p{Lu}{2,6}(?![\p{L}\p{N}])/gu;
+
+/**
+ * `text` with each acronym the other text does not use written out as the other text spells it: the run of its
+ * capitalised words whose initials the acronym's letters are ("LGI" → "Leeds General Infirmary"; not "PIN" → "phone
+ * is new"). `text` itself when none is.
+ */
+function spelledOut(text: string, other: string): string {
+  const otherWords: string[] = other.match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+  return text.replace(ACRONYM, (acronym) => {
+    if (otherWords.includes(acronym)) return acronym;
+    const letters = acronym.toLowerCase();
+    for (let start = 0; start < otherWords.length; start++) {
+      const end = initialsEnd(otherWords, start, letters);
+      if (end !== undefined) return otherWords.slice(start, end).join(' ');
+    }
+    return acronym;
+  });
+}
+
+/**
+ * Where the run of capitalised `words` from `start` whose initials spell `letters` ends (exclusive), grammar words
+ * between them passed over ("Royal Society for the Protection of Birds": RSPB); undefined when none does.
+ */
+function initialsEnd(words: readonly string[], start: number, letters: string): number | undefined {
+  let matched = 0;
+  for (let at = start; at < words.length; at++) {
+    const word = words[at]!;
+    if (/^\p{Lu}/u.test(word) && word[0]!.toLowerCase() === letters[matched]) {
+      if (++matched === letters.length) return at + 1;
+    } else if (matched === 0 || !ACRONYM_GLUE.has(word.toLowerCase())) return undefined;
+  }
+  return undefined;
+}
+const ACRONYM_GLUE = new Set(['of', 'for', 'the', 'and', 'on', 'in', 'at', 'to']);
 
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{Lu}\p{Ll}+(?![\p{L}\p{N}])/gu;
 

@@ -406,6 +406,26 @@ describe('sameFact', () => {
     expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
   });
 
+  // An acronym the other text spells out in capitalised words, grammar words between them passed over.
+  it.each([
+    ['The user works for the National Health Service as a nurse.', 'The user works for the NHS as a nurse.'],
+    ['The user is a member of the RSPB.', 'The user is a member of the Royal Society for the Protection of Birds.'],
+    ['The user works night shifts on Ward 14 at Leeds General Infirmary.', 'The user works night shifts on Ward 14 at the LGI.'],
+  ])('reads an acronym in stored %j or incoming %j as the words it stands for', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.8).same).toBe(true);
+  });
+
+  it.each([
+    // Lowercase words are no spelling-out of an acronym, nor is another acronym.
+    ["The user's PIN is 4471.", "The user's phone is new."],
+    ['The user drives a BMW.', 'The user drives a big Mercedes wagon.'],
+    ['The user works for the NHS.', 'The user works for the NSA.'],
+    ['The user studied at UCL.', 'The user studied at UCLA.'],
+  ])('keeps stored %j and incoming %j apart: no acronym spelled out', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.8).same).toBe(false);
+    expect(comparerOf(stored)(incoming, 0.8).same).toBe(false);
+  });
+
   // From BROAD_SIMILARITY, any number of words reworded, when every value agrees and the words only one text says
   // tell how rather than name another thing.
   it.each([
