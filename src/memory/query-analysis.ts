@@ -80,12 +80,15 @@ const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
  */
 const FORMER = new RegExp(String.raw`(?<=\b(?:${POSSESSIVES.join('|')}|user's)\s+)(?:old|former|previous)\b`, 'giu');
 
+/** "What does she do for a living?" asks for an occupation: "living" would search "lives in Leeds". */
+const FOR_A_LIVING = /\bfor an? living\b/gi;
+
 /**
  * The question without the words that say what kind of answer is wanted, without modal verbs and without the words
  * that say it is about the present, or about a past one ("my old boss").
  */
 function withoutAnswerType(query: string): string {
-  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ').replace(FORMER, ' ');
+  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ').replace(FORMER, ' ').replace(FOR_A_LIVING, ' ');
 }
 
 /** Titles and the words they shorten, each way. */

@@ -45,6 +45,9 @@ describe('contentWords', () => {
     expect(words('Where does my former flatmate live?')).not.toContain('former');
     expect(words('How old is the old oak in the garden?')).toContain('oak');
     expect(words('What did the user do with the old piano?')).toContain('old');
+    // "For a living" asks for an occupation: "living" would search "lives in Leeds".
+    expect(words("What does the user's significant other do for a living?")).not.toContain('living');
+    expect(words('Where is the living room?')).toContain('living');
     // A memory of that time tends to say these words; "use to" can also mean a tool ("does Nate use to play").
     expect(contentWords('What hobby did Evan start a few years ago?')).toContain('a few years ago');
     expect(contentWords('What did the user used to drink?')).toContain('used to');
