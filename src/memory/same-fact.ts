@@ -597,16 +597,23 @@ function slotsSwapped(left: Evidence, right: Evidence): boolean {
  * apart from a'.
  */
 function clausesExchanged(left: Evidence, right: Evidence): boolean {
-  const leftClause = clauseOfEach(left);
   const rightClause = clauseOfEach(right);
-  const shared = [...leftClause.keys()].filter((item) => rightClause.has(item));
-  for (const a of shared) {
-    for (const b of shared) {
-      if (leftClause.get(a) === leftClause.get(b) || rightClause.get(a) === rightClause.get(b)) continue;
-      const withA = shared.filter((item) => item !== a && leftClause.get(item) === leftClause.get(a));
-      const withB = shared.filter((item) => item !== b && leftClause.get(item) === leftClause.get(b));
-      // a' now with b, b' now with a.
-      if (withA.some((other) => rightClause.get(other) === rightClause.get(b)) && withB.some((other) => rightClause.get(other) === rightClause.get(a))) return true;
+  // For each stored clause, the incoming clauses its words went to; two stored clauses that both went to the same
+  // two incoming clauses exchanged words (a and a' of one, b and b' of the other: a with b', b with a').
+  const reached = new Map<number, Set<number>>();
+  for (const [item, at] of clauseOfEach(left)) {
+    const to = rightClause.get(item);
+    if (to !== undefined) reached.set(at, (reached.get(at) ?? new Set()).add(to));
+  }
+  const pairs = new Set<string>();
+  for (const targets of reached.values()) {
+    const sorted = [...targets].sort((a, b) => a - b);
+    for (let i = 0; i < sorted.length; i++) {
+      for (let j = i + 1; j < sorted.length; j++) {
+        const pair = `${sorted[i]} ${sorted[j]}`;
+        if (pairs.has(pair)) return true;
+        pairs.add(pair);
+      }
     }
   }
   return false;
