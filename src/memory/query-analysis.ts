@@ -2,10 +2,11 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, POSSESSIVES, SMALL_
 
 /**
  * The words the full-text ranking searches for, from the question recall is asked. PostgreSQL's English stop
- * words already drop question words, pronouns (so "my" and "the user's" alike leave only their noun) and
- * auxiliaries; this also drops the words that say what kind of answer is wanted ("what time", "how many", "what
- * kind of", "the name of") and modal verbs, because a memory sharing only such a word is no evidence for it
- * ("The user would like to visit Iceland" for "What would the user like me to call them?"). Dates and small
+ * words already drop question words, pronouns and auxiliaries; this also drops "the user" (THE_USER: so "my" and
+ * "the user's" alike leave only their noun), the words that say what kind of answer is wanted ("what time", "how
+ * many", "what kind of", "the name of", "for a living") and modal verbs, because a memory sharing only such a word
+ * is no evidence for it ("The user would like to visit Iceland" for "What would the user like me to call them?").
+ * Dates and small
  * numbers also search their other written forms ("3rd" and "3", "two" and "2", "Sept" and "September").
  *
  * The vector ranking embeds the question nearly as asked (questionToEmbed): turning a first-person question into
@@ -27,9 +28,15 @@ export function questionToEmbed(question: string): string {
   return question.replace(/\bthe user['’]s\b/gi, 'their').replace(/\bthe user\b/gi, 'they');
 }
 
+/**
+ * "The user" names the subject of every memory, as "I" and "my" do (stop words): searched, it finds the memories
+ * that happen to say it ("The user's sister is Lucia") above those that call the user by name ("Marcus …").
+ */
+const THE_USER = /\bthe user(?:'s)?(?![\p{L}\p{N}])/giu;
+
 /** The question's searchable words, with the other written forms of its verbs, dates and numbers. */
 export function contentWords(query: string): string {
-  const text = withoutAnswerType(query);
+  const text = withoutAnswerType(query).replace(THE_USER, ' ');
   const variants: string[] = [];
   for (const token of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
     const lower = token.toLowerCase();

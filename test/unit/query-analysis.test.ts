@@ -4,11 +4,11 @@ import { alternativeWords, asksAboutRole, bridgeNames, contentWords, personWords
 describe('contentWords', () => {
   it.each([
     ['What time is my stand-up?', /^What is my stand-up\?/],
-    ['How many steps does the user walk?', /^How steps does the user walk\?/],
-    ['What kind of tea does the user like?', /^What tea does the user like\?/],
-    ['What is the name of the user’s dog?', /^What is the the user's dog\?/],
+    ['How many steps does the user walk?', /^How steps does\s+walk\?/],
+    ['What kind of tea does the user like?', /^What tea does\s+like\?/],
+    ['What is the name of the user’s dog?', /^What is the\s+dog\?/],
     ['Which day of the week is bin day?', /^Which is bin day\?/],
-    ['What would the user like me to call them?', /^What\s+the user like me to call them\?/],
+    ['What would the user like me to call them?', /^What\s+like me to call them\?/],
   ])('drops answer-type words and modal verbs: %j', (query, expected) => {
     expect(contentWords(query)).toMatch(expected);
   });
@@ -45,6 +45,11 @@ describe('contentWords', () => {
     expect(words('Where does my former flatmate live?')).not.toContain('former');
     expect(words('How old is the old oak in the garden?')).toContain('oak');
     expect(words('What did the user do with the old piano?')).toContain('old');
+    // "The user" is whom every memory is about, as "my" is: not searched ("The user's sister is Lucia" is no answer
+    // to "Has the user ever had surgery?").
+    expect(words('Has the user ever had surgery?')).not.toContain('user');
+    expect(words("What brand is the user's guitar?")).not.toContain("user's");
+    expect(words("What brand is the user's guitar?")).toContain('guitar');
     // "For a living" asks for an occupation: "living" would search "lives in Leeds".
     expect(words("What does the user's significant other do for a living?")).not.toContain('living');
     expect(words('Where is the living room?')).toContain('living');
@@ -56,7 +61,7 @@ describe('contentWords', () => {
 
   it('keeps May before a number as a month and leaves questions without such words alone', () => {
     expect(contentWords('What happened in May 2023?')).toBe('What happened in May 2023?');
-    expect(contentWords('Where does the user live?')).toBe('Where does the user live?');
+    expect(contentWords('Where does Sam live?')).toBe('Where does Sam live?');
   });
 });
 
