@@ -65,6 +65,8 @@ export interface MemoryServiceOptions {
   readonly onTermsError?: (error: unknown) => void;
   /** Told when counting a recall failed (the recall itself was answered; only the count is lost). */
   readonly onRecallCountError?: (error: unknown) => void;
+  /** How long recall counts wait to be written together (recall-counts.ts' WRITE_DELAY_MS by default). */
+  readonly recallCountsDelayMs?: number;
 }
 
 /** Most near-duplicates and tombstones reported by remember. */
@@ -171,6 +173,7 @@ export class MemoryService {
     this.#recallCounts = new RecallCounts(
       (caller, counts) => options.db.withSubject(caller, 'counting recalls', (trx) => recordRecalls(trx, counts)),
       (error) => options.onRecallCountError?.(error),
+      options.recallCountsDelayMs,
     );
   }
 

@@ -127,7 +127,8 @@ describe.skipIf(TEST_DATABASE_URL === undefined)('a transaction on PostgreSQL, r
   });
 
   it('answers a recall after 3 round trips, a question with a word no memory uses or in a conversation; 4 when the bridge finds a name', async () => {
-    const service = new MemoryService({ db, embedder: gatedEmbedder('round-trips', 1).embedder, nearDuplicateThreshold: 0.99 });
+    // Recall counts written right after each answer, so that none is written while the next recall is counted.
+    const service = new MemoryService({ db, embedder: gatedEmbedder('round-trips', 1).embedder, nearDuplicateThreshold: 0.99, recallCountsDelayMs: 0 });
     const facts = ["The user's son Theo is 9 and plays the violin.", "Theo's teacher is Mr Bell.", 'The user grows basil and mint on the balcony.'];
     for (const text of facts) await service.remember('trips', newMemory(text), 'insert');
     await service.remember('trips-chat', { ...newMemory('Melanie: What did you paint?'), sessionId: 'chat-1' }, 'insert');

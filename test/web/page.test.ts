@@ -580,7 +580,7 @@ describe.skipIf(skip !== undefined).each(engines)('the web page on %s', (engine)
     const { page } = alice;
     // A recall, so that her recall counts are there to be deleted too.
     await server.call(alice.token, 'recall', { query: 'anything at all', limit: 1 });
-    // Counted just after the answer (RecallCounts).
+    // Counted within a quarter of a second of the answer (RecallCounts).
     await expect.poll(async () => (await rowsOf(server, engine, alice.id)).memory_recalls).toBeGreaterThan(0);
     const bobBefore = await rowsOf(server, engine, bob.id);
     const aliceBefore = await rowsOf(server, engine, alice.id);
