@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { openDatabase } from '../src/db/open-database.js';
 import { MemoryService } from '../src/memory/memory-service.js';
+import { WRITE_DELAY_MS } from '../src/memory/recall-counts.js';
 import { LOCAL_MODEL_DIMENSIONS } from '../src/embeddings/local-provider.js';
 import { benchConfig } from './lib/bench-config.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
@@ -14,8 +15,11 @@ import { summarise } from './lib/stats.js';
 import { memoryText, queryText, syntheticEmbedder } from './lib/synthetic-embedder.js';
 
 const calls = Number(process.argv[2] ?? 100);
-/** How long after each call its background statements are waited for (and counted apart from the call's). */
-const AFTER_ANSWER_MS = 20;
+/**
+ * How long after each call its background statements are waited for (and counted apart from the call's): recall's
+ * counts wait WRITE_DELAY_MS to be written together (recall-counts.ts); one call at a time, each has its own.
+ */
+const AFTER_ANSWER_MS = WRITE_DELAY_MS + 20;
 const memories = Number(process.argv[3] ?? 100_000);
 if (BENCH_DATABASE_URL === undefined) throw new Error('set TEST_DATABASE_URL (PostgreSQL only)');
 
