@@ -6,8 +6,8 @@ import { IRREGULAR_FORMS, IRREGULAR_VERBS, MONTHS, ORDINALS, POSSESSIVES, SMALL_
  * "the user's" alike leave only their noun), the words that say what kind of answer is wanted ("what time", "how
  * many", "what kind of", "the name of", "for a living") and modal verbs, because a memory sharing only such a word
  * is no evidence for it ("The user would like to visit Iceland" for "What would the user like me to call them?").
- * Dates and small
- * numbers also search their other written forms ("3rd" and "3", "two" and "2", "Sept" and "September").
+ * Dates and small numbers also search their other written forms ("3rd" and "3", "two" and "2", "Sept" and
+ * "September").
  *
  * The vector ranking embeds the question nearly as asked (questionToEmbed): turning a first-person question into
  * the facts' third person ("my" → "the user's") made the local model rank worse on the development set

@@ -89,6 +89,7 @@ const ACRONYM = /(?<![\p{L}\p{N}])\p{Lu}{2,6}(?![\p{L}\p{N}])/gu;
  * is new"). `text` itself when none is.
  */
 function spelledOut(text: string, other: string): string {
+  if (text.search(ACRONYM) < 0) return text;
   const otherWords: string[] = other.match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
   return text.replace(ACRONYM, (acronym) => {
     if (otherWords.includes(acronym)) return acronym;
@@ -298,7 +299,7 @@ function evidenceOf(text: string): Evidence {
   const auxiliaryTenses = new Set<Tense>();
   const qualifiers = new Set<Qualifier>();
   let possessive = false;
-  const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'"));
+  const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'").replace(TITLE_STOP, '$1'));
   for (const sentence of normalised.split(SENTENCE_BREAK)) {
     const tokens = tokensOf(sentence);
     const sentenceWords: string[] = [];
@@ -345,7 +346,7 @@ function evidenceOf(text: string): Evidence {
         // The first word after it that is not a grammar word: "to the user's sister" → sister.
         for (let after = index + 1; after < tokens.length; after++) {
           const object = bareWord(tokens[after]!).toLowerCase();
-          if (object === '' || (STOP_WORDS.has(object) && !PARTICIPANTS.has(object)) || POSSESSIVE_DETERMINERS.has(object) || HONORIFICS.has(object)) continue;
+          if (object === '' || (STOP_WORDS.has(object) && !PARTICIPANTS.has(object)) || POSSESSIVE_DETERMINERS.has(object) || isHonorific(tokens[after]!)) continue;
           bound.set(kind, (bound.get(kind) ?? new Set()).add(rootOf(object)));
           break;
         }
@@ -432,6 +433,10 @@ const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 /** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
 const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
 const tokensOf = (text: string): string[] => text.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+/** A title's full stop ("Dr. Lee"), which would end a sentence before the name. */
+const TITLE_STOP = /\b(Dr|Mr|Mrs|Ms|Mx|Prof|Rev|Revd)\.(?=\s+\p{Lu})/gu;
+/** A title before a name, written as one ("Dr", "Mrs"; not the verb "miss"). */
+const isHonorific = (token: string): boolean => /^\p{Lu}/u.test(token) && HONORIFICS.has(bareWord(token).toLowerCase());
 /** tokensOf's tokens with each comma a token of its own: a phrase ends at one (framesOf). */
 const TOKENS_AND_COMMAS = /[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*|,/gu;
 
@@ -486,7 +491,7 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const possessor = (index: number) => /'s$/i.test(tokens[index]!) && !IS_CONTRACTED.has(bareWord(tokens[index]!).toLowerCase());
   const adverb = (index: number) => (BEFORE_VERB.has(tokens[index]!.toLowerCase()) && head(index) !== 'user') || /ly$/.test(tokens[index]!);
   // "Dr Patel" and "Dr Ng" are told apart by their names: a title is passed over like an adverb.
-  const passedOver = (index: number) => adverb(index) || HONORIFICS.has(tokens[index]!.toLowerCase());
+  const passedOver = (index: number) => adverb(index) || isHonorific(tokens[index]!);
   const skipped = (index: number) => head(index) === undefined || possessor(index) || adverb(index);
   /**
    * The heads from the first word the phrase names (walking by `step` from `at`) to the grammar word or possessor

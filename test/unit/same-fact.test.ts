@@ -387,6 +387,8 @@ describe('sameFact', () => {
     ['Kofi mentors Ben, the summer intern.', 'Ben, the summer intern, mentors Kofi.'],
     ['Kofi, the team lead, mentors Ben.', 'Ben mentors Kofi, the team lead.'],
     ['Dr Patel referred Sam to Dr Ng.', 'Dr Ng referred Sam to Dr Patel.'],
+    // A title's full stop ends no sentence.
+    ['Mrs Okafor referred the user to Dr. Lee.', 'Dr. Lee referred the user to Mrs Okafor.'],
     // Two clauses trading their words, not only their numbers.
     ["The user's son plays the violin and her daughter plays the cello.", "The user's son plays the cello and her daughter plays the violin."],
     ['Mum likes tea and Dad likes coffee.', 'Mum likes coffee and Dad likes tea.'],
@@ -401,6 +403,7 @@ describe('sameFact', () => {
     ['The user drinks tea in the morning and coffee in the afternoon.', 'In the afternoon the user drinks coffee, and tea in the morning.'],
     ["The user's son plays the violin and her daughter plays the cello.", "The user's daughter plays the cello, and her son the violin."],
     ['Dr Patel referred Sam to Dr Ng.', 'Sam was referred to Dr Ng by Dr Patel.'],
+    ['Dr. Patel referred Sam to Dr. Ng.', 'Dr Patel referred Sam to Dr Ng.'],
     ["The user's sister, Aoife, lives in Cork with her husband and two kids.", "Aoife, the user's sister, lives in Cork with her husband and two kids."],
   ])('treats stored %j and incoming %j, its clauses reordered, as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
