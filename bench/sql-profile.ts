@@ -6,7 +6,6 @@
 import pg from 'pg';
 import { openDatabase } from '../src/db/open-database.js';
 import { MemoryService } from '../src/memory/memory-service.js';
-import { WRITE_DELAY_MS } from '../src/memory/recall-counts.js';
 import { LOCAL_MODEL_DIMENSIONS } from '../src/embeddings/local-provider.js';
 import { benchConfig } from './lib/bench-config.js';
 import { BENCH_DATABASE_URL } from './lib/bench-server.js';
@@ -15,11 +14,8 @@ import { summarise } from './lib/stats.js';
 import { memoryText, queryText, syntheticEmbedder } from './lib/synthetic-embedder.js';
 
 const calls = Number(process.argv[2] ?? 100);
-/**
- * How long after each call its background statements are waited for (and counted apart from the call's): recall's
- * counts wait WRITE_DELAY_MS to be written together (recall-counts.ts); one call at a time, each has its own.
- */
-const AFTER_ANSWER_MS = WRITE_DELAY_MS + 20;
+/** How long after each call its background statements are waited for (and counted apart from the call's). */
+const AFTER_ANSWER_MS = 20;
 const memories = Number(process.argv[3] ?? 100_000);
 if (BENCH_DATABASE_URL === undefined) throw new Error('set TEST_DATABASE_URL (PostgreSQL only)');
 
@@ -66,7 +62,9 @@ const db = await openDatabase({
   embeddingDimensions: LOCAL_MODEL_DIMENSIONS,
   poolSize: 1,
 });
-const service = new MemoryService({ db, embedder: syntheticEmbedder(), nearDuplicateThreshold: config.memory.nearDuplicateThreshold });
+// Recall counts written right after each answer (not WRITE_DELAY_MS later, recall-counts.ts), so that each call's
+// are counted after its own answer and the calls follow each other as closely as before.
+const service = new MemoryService({ db, embedder: syntheticEmbedder(), nearDuplicateThreshold: config.memory.nearDuplicateThreshold, recallCountsDelayMs: 0 });
 
 const operations: [string, (index: number) => Promise<unknown>][] = [
   ['recall', (index) => service.recall(HEAVY_SUBJECT, { query: queryText(index), limit: 10, maxChars: 8000, filters: noFilters() })],
