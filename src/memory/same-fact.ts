@@ -434,7 +434,7 @@ const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
 const tokensOf = (text: string): string[] => text.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
 /** A title's full stop ("Dr. Lee"), which would end a sentence before the name. */
-const TITLE_STOP = /\b(Dr|Mr|Mrs|Ms|Mx|Prof|Rev|Revd)\.(?=\s+\p{Lu})/gu;
+const TITLE_STOP = new RegExp(String.raw`\b(${[...HONORIFICS].map((title) => title[0]!.toUpperCase() + title.slice(1)).join('|')})\.(?=\s+\p{Lu})`, 'gu');
 /** A title before a name, written as one ("Dr", "Mrs"; not the verb "miss"). */
 const isHonorific = (token: string): boolean => /^\p{Lu}/u.test(token) && HONORIFICS.has(bareWord(token).toLowerCase());
 /** tokensOf's tokens with each comma a token of its own: a phrase ends at one (framesOf). */
@@ -603,8 +603,7 @@ function slotsSwapped(left: Evidence, right: Evidence): boolean {
  */
 function clausesExchanged(left: Evidence, right: Evidence): boolean {
   const rightClause = clauseOfEach(right);
-  // For each stored clause, the incoming clauses its words went to; two stored clauses that both went to the same
-  // two incoming clauses exchanged words (a and a' of one, b and b' of the other: a with b', b with a').
+  // For each stored clause, the incoming clauses its words went to: two stored clauses that went to the same two.
   const reached = new Map<number, Set<number>>();
   for (const [item, at] of clauseOfEach(left)) {
     const to = rightClause.get(item);
