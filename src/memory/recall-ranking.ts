@@ -12,7 +12,9 @@ import { alternativeWords, contentWords, meaningCandidates, personWords } from '
 import { withBridgedAnswer } from './recall-coverage.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 import {
-  bridgeRetriever,
+  bridgeRanking,
+  bridgeSearch,
+  bridgeStatement,
   continuationRetriever,
   firstTextsWanted,
   meaningRetriever,
@@ -84,16 +86,25 @@ export async function rankMemories(
   // The others start from the first results: with none, there is nothing to start from.
   if (ranked.length === 0) return { ranked, plan: evidence.plan, restatements, records: new Map() };
   const firstTexts = firstResultTexts(trx, spaces, ranked, evidence.texts);
-  const bridge = await bridgeRetriever(context, query.text, words, firstTexts);
-  const fromResults = [
-    bridge,
-    await meaningRetriever(evidence.lookups.unused, firstTexts),
-    await continuationRetriever(context, ranked[0]!.id, evidence),
-  ].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
-  const fusedAgain = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
-  // The bridge answers what the question asks about the person it names: its answer gets a place among the first.
-  const fused = bridge === undefined ? fusedAgain : withBridgedAnswer(fusedAgain, bridge.ids);
-  const arranged = await arrangeFirstResults(trx, spaces, query.text, fused, options.results);
+  const bridgeSearched = await bridgeSearch(query.text, words, firstTexts);
+  const meaning = await meaningRetriever(evidence.lookups.unused, firstTexts);
+  const continuation = await continuationRetriever(context, ranked[0]!.id, evidence);
+  const rankWith = (bridge: RetrieverRanking | undefined): FusedItem[] => {
+    const fromResults = [bridge, meaning, continuation].filter((ranking): ranking is RetrieverRanking => ranking !== undefined);
+    const fusedAgain = fromResults.length === 0 ? ranked : fuseRankings([...fromQuestion, ...fromResults], RRF_K);
+    // The bridge answers what the question asks about the person it names: its answer gets a place among the first.
+    return bridge === undefined ? fusedAgain : withBridgedAnswer(fusedAgain, bridge.ids);
+  };
+  // The bridge's search runs in the results' statement: its hits make the ranking final there.
+  const bridge = bridgeSearched === undefined ? undefined : bridgeStatement(context, bridgeSearched);
+  const arranged = await arrangeFirstResults(
+    trx,
+    spaces,
+    query.text,
+    rankWith(undefined),
+    options.results,
+    bridge === undefined ? undefined : { search: bridge.statement, rank: (hits) => rankWith(hits.length === 0 ? undefined : bridgeRanking(hits)), searchAlone: bridge.alone },
+  );
   return { ...arranged, plan: evidence.plan, restatements };
 }
 

@@ -1,7 +1,7 @@
 import { nextInConversation } from '../db/memories/conversation.js';
 import { RANKING_DEPTH, type FirstEvidence } from '../db/memories/recall-plan.js';
 import type { MemoryFilters } from '../db/memories/records.js';
-import { textRanking, type TextHit } from '../db/memories/text-ranking.js';
+import { textRanking, textRankingQuery, type TextHit, type TextRankingStatement } from '../db/memories/text-ranking.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
 import type { DbTransaction } from '../db/schema.js';
 import { bridgedByMeaning } from './meaning-bridge.js';
@@ -116,6 +116,16 @@ export type FirstResultTexts = (count: number) => Promise<ResultText[]>;
  * (referredNames) with that clause's words. Undefined when the question does neither or no name turns up.
  */
 export async function bridgeRetriever(context: RetrieverContext, question: string, words: string, firstTexts: FirstResultTexts): Promise<Ranking | undefined> {
+  const searched = await bridgeSearch(question, words, firstTexts);
+  return searched === undefined ? undefined : bridgeRanking(await textRanking(context.trx, context.spaces, context.filters, searched, RANKING_DEPTH, context.memories));
+}
+
+/**
+ * What the bridge retriever searches by full text for `question`: the names its first results give, with the
+ * question's words or those of its later clause; undefined when it does not run or no name turns up. recall reads
+ * the search with its results (arrange-results.ts), so that it adds no round trip.
+ */
+export async function bridgeSearch(question: string, words: string, firstTexts: FirstResultTexts): Promise<string | undefined> {
   if (!bridgeAsked(question)) return undefined;
   const clause = referringClause(question);
   const sources = (await firstTexts(BRIDGE_SOURCES)).map((source) => source.text);
@@ -123,7 +133,19 @@ export async function bridgeRetriever(context: RetrieverContext, question: strin
   if (names.length === 0) return undefined;
   // A clause that refers back asks its own fact about the person: its words alone go with the names.
   const searched = clause === undefined ? words : contentWords(clause);
-  const hits = await textRanking(context.trx, context.spaces, context.filters, `${searched} ${names.join(' ')}`, RANKING_DEPTH, context.memories);
+  return `${searched} ${names.join(' ')}`;
+}
+
+/** The bridge's search, as a statement to run with recall's results (arrange-results.ts) and run alone. */
+export function bridgeStatement(context: RetrieverContext, searched: string): { readonly statement: TextRankingStatement; readonly alone: () => Promise<TextHit[]> } {
+  return {
+    statement: textRankingQuery(context.spaces, context.filters, searched, RANKING_DEPTH, context.memories),
+    alone: () => textRanking(context.trx, context.spaces, context.filters, searched, RANKING_DEPTH, context.memories),
+  };
+}
+
+/** The bridge retriever's ranking of its search's hits. */
+export function bridgeRanking(hits: readonly Pick<TextHit, 'id' | 'coverage'>[]): Ranking {
   return coveredRanking(hits, RETRIEVER_WEIGHTS.bridge);
 }
 

@@ -10,9 +10,11 @@ import { storedVector } from '../../src/db/pgvector.js';
 import type { DbTransaction } from '../../src/db/schema.js';
 import { contentWords } from '../../src/memory/query-analysis.js';
 import { BRIDGED_ANSWER_PLACE } from '../../src/memory/recall-coverage.js';
+import { arrangeFirstResults } from '../../src/memory/arrange-results.js';
 import { rankMemories } from '../../src/memory/recall-ranking.js';
 import {
   bridgeRetriever,
+  bridgeStatement,
   continuationRetriever,
   personRetriever,
   RETRIEVER_WEIGHTS,
@@ -210,6 +212,49 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       expect(evidence.continuations.get(ids.son!)).toBeNull();
       expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, evidence))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
       // Filters and subjects: the same query as nextInConversation's (test/db/conversation.test.ts).
+    });
+  });
+
+  describe('the results read with a search (arrangeFirstResults)', () => {
+    const wanted = { limit: 2, maxChars: 1000 };
+    const preliminary = () => [ids.wife!, ids.question!].map((id, position) => ({ id, score: 1 - position / 10 }));
+
+    it('runs the search in the results\' statement: its hits make the ranking final and come with their records', async () => {
+      let hitsSeen: number[] = [];
+      let alone = 0;
+      const arranged = await asSubject((trx, context) => {
+        const bridge = bridgeStatement(context, 'lessons Theo Bell');
+        return arrangeFirstResults(trx, subject, 'Who gives Theo lessons?', preliminary(), wanted, {
+          search: bridge.statement,
+          rank: (hits) => {
+            hitsSeen = hits.map((hit) => hit.id);
+            return [...hits.map((hit) => ({ id: hit.id, score: 1 })), ...preliminary().filter((item) => !hitsSeen.includes(item.id))];
+          },
+          searchAlone: () => {
+            alone++;
+            return bridge.alone();
+          },
+        });
+      });
+      expect(hitsSeen[0]).toBe(ids.teacher);
+      expect(alone).toBe(0);
+      expect(arranged.ranked[0]!.id).toBe(ids.teacher);
+      expect(arranged.records.get(ids.teacher!)?.text).toBe("Theo's lessons are with Mr Bell on Saturdays.");
+      // Never another subject's, whatever the search is asked.
+      expect(arranged.records.has(ids.otherWife!)).toBe(false);
+    });
+
+    it('reads again a final first result that was neither among the results nor among the search\'s hits', async () => {
+      const arranged = await asSubject((trx, context) => {
+        const bridge = bridgeStatement(context, 'lessons Theo Bell');
+        return arrangeFirstResults(trx, subject, 'Who gives Theo lessons?', preliminary(), wanted, {
+          search: bridge.statement,
+          rank: () => [{ id: ids.answer!, score: 1 }, ...preliminary()],
+          searchAlone: bridge.alone,
+        });
+      });
+      expect(arranged.ranked[0]!.id).toBe(ids.answer);
+      expect(arranged.records.get(ids.answer!)?.text).toBe('Caroline: A lake at sunrise.');
     });
   });
 

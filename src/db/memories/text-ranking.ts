@@ -68,6 +68,9 @@ export function toTextHit(row: TextHitRow): TextHit {
   return { id: Number(row.id), score: Number(row.score), coverage: Number(row.coverage ?? 0) };
 }
 
+/** textRankingQuery's statement, to run along with another (readFirstResults). */
+export type TextRankingStatement = RawBuilder<TextHitRow>;
+
 /** textRanking's order, over textRankingQuery's columns. */
 export const TEXT_RANKING_ORDER = sql`score desc, id desc`;
 
