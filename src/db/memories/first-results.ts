@@ -61,7 +61,10 @@ export async function readFirstResults(
         from (select other.id, other.position from unnest(${wanted}::bigint[]) with ordinality as other(id, position)
               union all
               select first_hits.id, ${wanted.length}::bigint + first_hits.place from first_hits
-               where first_hits.place <= ${search?.compared ?? 0}::bigint and first_hits.id <> all(${wanted}::bigint[])) as listed)
+               where first_hits.place <= ${search?.compared ?? 0}::bigint and first_hits.id <> all(${wanted}::bigint[])) as listed),
+    -- One array, so that the rows are found by the primary key (an OR of two conditions would scan the subject).
+    asked as materialized (
+      select array(select unnest(${ids.map(String)}::bigint[]) union select id from first_hits) as ids)
     select ${memoryColumns(texts.maxChars)}, left(a.text, ${texts.arrangeChars}) as arrange_text,
            array(select case when b.embedding_model = a.embedding_model and b.embedding_dimensions = a.embedding_dimensions
                              then 1 - (a.embedding <=> b.embedding) end
@@ -73,7 +76,7 @@ export async function readFirstResults(
            case when row_number() over () = 1
                 then (select coalesce(json_agg(json_build_object('id', id, 'score', score, 'coverage', coverage) order by ${TEXT_RANKING_ORDER}), '[]') from hits) end as hits
       from memories a
-     where ${inSpaces('a.subject', spaces)} and (a.id = any(${ids.map(String)}::bigint[]) or a.id in (select id from first_hits)) and ${notExpired}`).execute(trx);
+     where ${inSpaces('a.subject', spaces)} and a.id = any((select ids from asked)::bigint[]) and ${notExpired}`).execute(trx);
   const carrier = rows.find((row) => row.hits !== null);
   const comparedIds = rows[0] === undefined ? [...compared] : rows[0].compared_ids.map(Number);
   return {
