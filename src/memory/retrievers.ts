@@ -117,7 +117,7 @@ export type FirstResultTexts = (count: number) => Promise<ResultText[]>;
  */
 export async function bridgeRetriever(context: RetrieverContext, question: string, words: string, firstTexts: FirstResultTexts): Promise<Ranking | undefined> {
   const searched = await bridgeSearch(question, words, firstTexts);
-  return searched === undefined ? undefined : bridgeRanking(await textRanking(context.trx, context.spaces, context.filters, searched, RANKING_DEPTH, context.memories));
+  return searched === undefined ? undefined : bridgeRanking(await bridgeStatement(context, searched).alone());
 }
 
 /**

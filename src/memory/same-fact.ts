@@ -432,13 +432,16 @@ function evidenceOf(text: string): Evidence {
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 /** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
 const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
-const tokensOf = (text: string): string[] => text.match(/[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*/gu) ?? [];
+/** A word, number or code, with the inner punctuation a code keeps ("v5.3", "@ellis.makes", "7:42"). */
+const TOKEN = String.raw`[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*`;
+const TOKENS = new RegExp(TOKEN, 'gu');
+const tokensOf = (text: string): string[] => text.match(TOKENS) ?? [];
 /** A title's full stop ("Dr. Lee"), which would end a sentence before the name. */
 const TITLE_STOP = new RegExp(String.raw`\b(${[...HONORIFICS].map((title) => title[0]!.toUpperCase() + title.slice(1)).join('|')})\.(?=\s+\p{Lu})`, 'gu');
 /** A title before a name, written as one ("Dr", "Mrs"; not the verb "miss"). */
 const isHonorific = (token: string): boolean => /^\p{Lu}/u.test(token) && HONORIFICS.has(bareWord(token).toLowerCase());
 /** tokensOf's tokens with each comma a token of its own: a phrase ends at one (framesOf). */
-const TOKENS_AND_COMMAS = /[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*|,/gu;
+const TOKENS_AND_COMMAS = new RegExp(`${TOKEN}|,`, 'gu');
 
 /**
  * What a token is to the order-aware comparisons: a value that must agree exactly (a number, time, month,

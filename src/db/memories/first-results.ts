@@ -86,7 +86,8 @@ export async function readFirstResults(
       similarities: row.similarities.map((value) => (value === null ? null : Number(value))),
     })),
     compared: comparedIds,
-    asked: new Set([...ids, ...comparedIds, ...(carrier?.hits ?? []).slice(0, search?.read ?? 0).map((hit) => Number(hit.id))]),
+    // The compared ids are among these: a prefix of `ids`, then first hits.
+    asked: new Set([...ids, ...(carrier?.hits ?? []).slice(0, search?.read ?? 0).map((hit) => Number(hit.id))]),
     hits: search === undefined || carrier === undefined ? undefined : carrier.hits!.map(toTextHit),
   };
 }
