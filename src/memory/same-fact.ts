@@ -162,6 +162,8 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !slotsSwapped(left, right) &&
     !clausesExchanged(left, right) &&
     !particlesChanged(left, right) &&
+    !prepositionsChanged(left, right) &&
+    !countChanged(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
   const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
@@ -258,6 +260,13 @@ interface Evidence {
   readonly owners: ReadonlyMap<string, ReadonlySet<string>>;
   /** The particles right after a verb, by the verb's root ("turned off": turn → off; "checked out": check → out). */
   readonly particles: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The senses of the prepositions after a verb in its sentence, by the verb's root ("looks after": look → after). */
+  readonly prepositions: ReadonlyMap<string, ReadonlySet<PrepositionSense>>;
+  /** The senses of the prepositions right after a verb, by the verb's root. */
+  readonly firstPrepositions: ReadonlyMap<string, ReadonlySet<PrepositionSense>>;
+  /** Words said of one thing ("a kitten", "one cat") and, singular, words said of several ("kittens" → kitten). */
+  readonly one: ReadonlySet<string>;
+  readonly several: ReadonlySet<string>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -292,6 +301,10 @@ function evidenceOf(text: string): Evidence {
   const sequence: string[] = [];
   const owners = new Map<string, Set<string>>();
   const particles = new Map<string, Set<string>>();
+  const prepositions = new Map<string, Set<PrepositionSense>>();
+  const firstPrepositions = new Map<string, Set<PrepositionSense>>();
+  const one = new Set<string>();
+  const several = new Set<string>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -305,6 +318,8 @@ function evidenceOf(text: string): Evidence {
     const sentenceWords: string[] = [];
     sentences.push(sentenceWords);
     let negation = false;
+    // The verb the prepositions since belong to ("complained to the council about the noise": to, about).
+    let lastVerb: string | undefined;
     tokens.forEach((raw, index) => {
       const word = bareWord(raw);
       const lower = word.toLowerCase();
@@ -323,14 +338,15 @@ function evidenceOf(text: string): Evidence {
       if (!STOP_WORDS.has(lower) || PARTICIPANTS.has(lower)) roots.add(rootOf(lower));
       const next = tokens[index + 1]?.toLowerCase();
       const previous = tokens[index - 1]?.toLowerCase();
-      if (PARTICLES.has(lower) && index > 0) {
-        // Lowercase letters only: "Leeds" and "@ellis.makes" end in "s" but are no verbs.
-        const verb = bareWord(tokens[index - 1]!);
-        if (/^\p{Ll}+$/u.test(verb) && isVerbForm(verb)) {
-          const root = rootOf(verb);
-          particles.set(root, (particles.get(root) ?? new Set()).add(lower));
-        }
+      const verb = index > 0 ? verbRoot(tokens[index - 1]!) : undefined;
+      if (verb !== undefined && PARTICLES.has(lower)) particles.set(verb, (particles.get(verb) ?? new Set()).add(lower));
+      if (verb !== undefined) lastVerb = verb;
+      const sense = PREPOSITION_SENSES.get(lower);
+      if (lastVerb !== undefined && sense !== undefined) {
+        if (verb !== undefined) firstPrepositions.set(verb, (firstPrepositions.get(verb) ?? new Set()).add(sense));
+        prepositions.set(lastVerb, (prepositions.get(lastVerb) ?? new Set()).add(sense));
       }
+      countOf(tokens, index, one, several);
       // "May" the month is no "may".
       const qualifier = word === 'May' ? undefined : qualifierOf(lower, next, tokens[index + 2]?.toLowerCase(), previous);
       // "last year" is not "this year" or "next year": a time that must agree, as a date must.
@@ -426,7 +442,7 @@ function evidenceOf(text: string): Evidence {
   }
   const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(sentence.match(TOKENS_AND_COMMAS) ?? []));
   const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
@@ -821,6 +837,75 @@ function isMainVerb(word: string): boolean {
  * the ones that more often start a place or a time ("in", "on", "after", "over": "booked on 2 October").
  */
 const PARTICLES = new Set(['up', 'down', 'out', 'off', 'away', 'back']);
+
+/** The verb a token is, by its root: lowercase letters only ("Leeds" and "@ellis.makes" end in "s" but are no verbs). */
+function verbRoot(raw: string): string | undefined {
+  const verb = bareWord(raw);
+  return /^\p{Ll}+$/u.test(verb) && isVerbForm(verb) ? rootOf(verb) : undefined;
+}
+
+/**
+ * What a preposition right after a verb says. "Looks after Sam" is not "looks for Sam", nor "voted for" "voted
+ * against", "talks to Sam" "talks about Sam", "cares for" "cares about", "ran into" "ran after". Only some senses
+ * tell a relation of their own (RELATING_SENSES): "works at Acme" and "works for Acme", "moved to" and "moved
+ * into", or "lives in" and "lives on", say the same more often than not. "Named after" and "named for" are read as
+ * two relations, as "looks after" and "looks for" are.
+ */
+type PrepositionSense = 'about' | 'after' | 'against' | 'from' | 'to' | 'for' | 'with' | 'place';
+const PREPOSITION_SENSES = new Map<string, PrepositionSense>([
+  ['about', 'about'],
+  ['of', 'about'],
+  ['after', 'after'],
+  ['against', 'against'],
+  ['into', 'to'],
+  ['from', 'from'],
+  ['to', 'to'],
+  ['towards', 'to'],
+  ['for', 'for'],
+  ['with', 'with'],
+  ['at', 'place'],
+  ['in', 'place'],
+  ['on', 'place'],
+]);
+const RELATING_SENSES = new Set<PrepositionSense>(['about', 'after', 'against', 'from']);
+
+/**
+ * A verb both texts follow right away with a preposition, where the one of either text is nowhere after the verb in
+ * the other ("complained to the council about the noise" / "about the noise to the council" agree), and one of the
+ * two says a relating sense.
+ */
+function prepositionsChanged(left: Evidence, right: Evidence): boolean {
+  return [...left.firstPrepositions].some(([root, firsts]) => {
+    const otherFirsts = right.firstPrepositions.get(root);
+    if (otherFirsts === undefined) return false;
+    const missing = (senses: ReadonlySet<PrepositionSense>, other: Evidence) => [...senses].filter((sense) => !other.prepositions.get(root)!.has(sense));
+    const differing = [...missing(firsts, right), ...missing(otherFirsts, left)];
+    return differing.length > 0 && [...firsts, ...otherFirsts].some((sense) => RELATING_SENSES.has(sense));
+  });
+}
+
+/**
+ * "A kitten" (or "one kitten") before a grammar word other than "of" or the end, and a plural that no subject makes a verb
+ * ("kittens", not "the user walks"): "has a cat" is not "has cats".
+ */
+function countOf(tokens: readonly string[], index: number, one: Set<string>, several: Set<string>): void {
+  const word = bareWord(tokens[index]!).toLowerCase();
+  const previous = tokens[index - 1]?.toLowerCase();
+  if (previous === 'a' || previous === 'an' || previous === 'one') {
+    const next = tokens[index + 1] === undefined ? undefined : bareWord(tokens[index + 1]!).toLowerCase();
+    // "a cat allergy": the article is the allergy's; "a lot of books": a measure of them.
+    if (next === undefined || (STOP_WORDS.has(next) && next !== 'of') || /[.,;:!?]$/.test(tokens[index]!)) one.add(word);
+  } else if (/^\p{Ll}{3,}s$/u.test(word) && !word.endsWith('ss') && (previous === undefined || !BEFORE_VERB.has(previous))) {
+    several.add(word.endsWith('ies') ? `${word.slice(0, -3)}y` : word.slice(0, -1));
+    if (word.endsWith('es')) several.add(word.slice(0, -2));
+  }
+}
+
+/** One thing in one text where the other says several of it only ("keeps a chicken" / "keeps chickens"). */
+function countChanged(left: Evidence, right: Evidence): boolean {
+  const oneForSeveral = (single: Evidence, plural: Evidence) => [...single.one].some((word) => plural.several.has(word) && !plural.one.has(word));
+  return oneForSeveral(left, right) || oneForSeveral(right, left);
+}
 
 /** Verbs whose past is their base, so neither tense nor the irregular list shows them. */
 const UNCHANGING_VERBS = new Set(['put', 'set', 'cut', 'hit', 'let', 'shut', 'hurt', 'split', 'spread']);
