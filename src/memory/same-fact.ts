@@ -150,7 +150,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !negationsContradict(left, right) &&
     // The incoming text may leave a number or code out (it says less), never bring one of its own.
     isSubset(right.numbers, left.numbers) &&
-    isSubset(right.codes, left.codes) &&
+    [...right.codes].every((code) => left.codes.has(code) || left.words.has(code)) &&
     rolesAgree(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
     isSubset(right.names, left.words) &&
@@ -166,9 +166,13 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !countChanged(left, right) &&
     !tenseChanged(left, right) &&
     setsEqual(left.qualifiers, right.qualifiers);
-  const uncovered = [...right.content].filter((word) => !hasStem(left.content, word));
+  const said = (one: Evidence, other: Evidence, root: string) => hasStem(other.content, root) || compoundCovered(one, other, root);
+  const plainlyUncovered = [...right.content].filter((root) => !said(right, left, root));
   // The stored words the incoming text does not repeat: only those can have been reworded.
-  const unmatched = [...left.content].filter((root) => !hasStem(right.content, root));
+  const plainlyUnmatched = [...left.content].filter((root) => !said(left, right, root));
+  const abbreviated = abbreviationsOf(right, plainlyUncovered, left, plainlyUnmatched);
+  const uncovered = plainlyUncovered.filter((root) => !abbreviated.has(root));
+  const unmatched = plainlyUnmatched.filter((root) => !abbreviated.has(root));
   const byMeaning = agree && uncovered.length > 0 && uncovered.length <= MOST_REWORDED ? coveredByMeaning(left, right, unmatched) : new Set<string>();
   if (agree && ownershipRestated(left, right)) byMeaning.add(OWN_ROOT);
   const reworded = uncovered.filter((word) => !byMeaning.has(word)).length;
@@ -186,6 +190,44 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
       hasEvidence(right),
     overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
   };
+}
+
+/** Prefixes whose hyphen tells two words apart: "re-sign" is not "resign", nor "co-op" "coop". */
+const MEANING_PREFIXES = new Set(['re', 'co', 'de', 'pre', 'un', 'non', 'ex', 'anti', 'over', 'under', 'out']);
+
+/**
+ * Whether a root of `one` is said by `other` as a hyphenated word's: a part of a word `one` hyphenates where `other`
+ * writes it as one ("mock-ups" / "mockups"), or `one`'s hyphenated word written as one, which its parts stand for.
+ */
+function compoundCovered(one: Evidence, other: Evidence, root: string): boolean {
+  // A hyphenated word written as one is judged by its parts: it never counts as a word of its own.
+  if (one.compounds.has(root)) return true;
+  return [...one.compounds].some(([joined, parts]) => parts.includes(root) && other.content.has(joined));
+}
+
+/**
+ * The roots of either text written as an abbreviation of a word the other says instead, and that word's root:
+ * "appt" / "appointment", "dept" / "department", "approx" / "approximately". An abbreviation is 2–5 letters that no
+ * dictionary has (so "pen" is no "pension"), each a letter of the long word in order from its first; names are
+ * compared apart, so "Sam" cannot stand for "Samantha".
+ */
+function abbreviationsOf(incoming: Evidence, uncovered: readonly string[], stored: Evidence, unmatched: readonly string[]): Set<string> {
+  const writtenOf = (evidence: Evidence, root: string) => [...(evidence.written.get(root) ?? [root])];
+  const found = new Set<string>();
+  for (const root of uncovered) {
+    for (const other of unmatched) {
+      const pairs = writtenOf(incoming, root).flatMap((word) => writtenOf(stored, other).map((otherWord) => [word, otherWord] as const));
+      if (pairs.some(([word, otherWord]) => abbreviates(word, otherWord) || abbreviates(otherWord, word))) found.add(root).add(other);
+    }
+  }
+  return found;
+}
+
+function abbreviates(short: string, long: string): boolean {
+  if (short.length < 2 || short.length > 5 || long.length < short.length + 2 || short[0] !== long[0] || isEntry(short)) return false;
+  let matched = 0;
+  for (const letter of long) if (matched < short.length && letter === short[matched]) matched++;
+  return matched === short.length;
 }
 
 /**
@@ -267,6 +309,8 @@ interface Evidence {
   /** Words said of one thing ("a kitten", "one cat") and, singular, words said of several ("kittens" → kitten). */
   readonly one: ReadonlySet<string>;
   readonly several: ReadonlySet<string>;
+  /** A hyphenated word's root written as one word, with its parts' roots ("mock-ups": mockup → mock, up). */
+  readonly compounds: ReadonlyMap<string, readonly string[]>;
   /** Something is said to be someone's ("the user's car", "their flat"). */
   readonly possessive: boolean;
   /** Words right after a preposition of direction or comparison, by kind ("flight to Lisbon": to → lisbon). */
@@ -305,6 +349,7 @@ function evidenceOf(text: string): Evidence {
   const firstPrepositions = new Map<string, Set<PrepositionSense>>();
   const one = new Set<string>();
   const several = new Set<string>();
+  const compounds = new Map<string, string[]>();
   const bound = new Map<BindingKind, Set<string>>();
   const roots = new Set<string>();
   const pastRoots = new Set<string>();
@@ -332,6 +377,7 @@ function evidenceOf(text: string): Evidence {
         owners.set(thing, (owners.get(thing) ?? new Set()).add(lower));
       }
       words.add(lower);
+      if (/^\p{L}+(?:-\p{L}+)+$/u.test(lower)) words.add(lower.replace(/-/g, ''));
       sentenceWords.push(lower);
       sequence.push(lower);
       if (ownsNext) sequence.push("'s");
@@ -407,7 +453,8 @@ function evidenceOf(text: string): Evidence {
         return;
       }
       if (isCode(lower)) {
-        codes.add(lower.replace(/^@/, ''));
+        // "Wi-Fi" = "WiFi": a code of letters is compared without its hyphens ("fern-owl" / "fern-owls" still differ).
+        codes.add(/^[\p{L}-]+$/u.test(lower) ? lower.replace(/-/g, '') : lower.replace(/^@/, ''));
         // A hyphenated word is also its words ("cold-water swimmer" / "swims in cold water"); digits and handles are not.
         if (!/^[\p{L}-]+$/u.test(lower)) return;
       }
@@ -420,8 +467,16 @@ function evidenceOf(text: string): Evidence {
         roles.add(role);
         return;
       }
-      if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') names.add(lower);
-      for (const part of lower.split('-')) {
+      if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') names.add(lower.replace(/-/g, ''));
+      const parts = lower.split('-');
+      if (parts.length > 1 && parts.every((part) => /^\p{L}+$/u.test(part)) && !MEANING_PREFIXES.has(parts[0]!)) {
+        // "mock-ups" is also "mockups", and each is covered by the other (compoundCovered).
+        const joined = rootOf(parts.join(''));
+        compounds.set(joined, parts.filter((part) => !STOP_WORDS.has(part)).map(rootOf));
+        content.add(joined);
+        written.set(joined, (written.get(joined) ?? new Set()).add(parts.join('')));
+      }
+      for (const part of parts) {
         if (part === '' || STOP_WORDS.has(part) || GLUE.has(part)) continue;
         const root = rootOf(part);
         if (GLUE.has(root)) continue;
@@ -442,7 +497,7 @@ function evidenceOf(text: string): Evidence {
   }
   const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(sentence.match(TOKENS_AND_COMMAS) ?? []));
   const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
@@ -1215,6 +1270,9 @@ function writeValuesAlike(text: string): string {
       return `${h}:${String(m).padStart(2, '0')}`;
     })
     .replace(O_CLOCK, (_match, hour: string) => String(HOURS.get(hour.toLowerCase()) ?? hour))
+    // A part of an hour in words is minutes: "half an hour" = "30 minutes".
+    .replace(/\bhalf an hour\b/giu, '30 minutes')
+    .replace(/\ba quarter of an hour\b/giu, '15 minutes')
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
     .replace(PART_OF_DAY, (_match, time: string, part: string) => `${HOURS.get(time.toLowerCase()) ?? time}${part.toLowerCase() === 'morning' ? 'am' : 'pm'}`)
     .replace(/(?<=\d)\s?(?:per ?cent|percent)\b/giu, '%')
@@ -1223,6 +1281,10 @@ function writeValuesAlike(text: string): string {
     .replace(RUN_A_DISTANCE, '$1$2 kilometres')
     .replace(DISTANCE_RACE, '$1 kilometres')
     .replace(/(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k\b/giu, (_match, amount: string) => String(Math.round(Number(amount) * 1000)))
+    .replace(/(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?) (thousand|million)\b/giu, (_match, amount: string, scale: string) => String(Math.round(Number(amount) * (scale.toLowerCase() === 'thousand' ? 1e3 : 1e6))))
+    // A count and its unit written together ("50mg", "5km"), and a count of times ("3x a week").
+    .replace(GLUED_UNIT, '$1 $2')
+    .replace(/(?<![\p{L}\p{N}.,])(\d+)x(?![\p{L}\p{N}])/gu, '$1 times')
     .replace(/(?<![\p{L}\p{N}-])(\d{4})-(\d{2})-(\d{2})(?![\p{L}\p{N}-])/gu, (match, year: string, month: string, day: string) => {
       const name = MONTH_NAMES[Number(month) - 1];
       return name === undefined || Number(day) < 1 || Number(day) > 31 ? match : `${Number(day)} ${name} ${year}`;
@@ -1259,7 +1321,11 @@ const MEASURE_UNITS = new Map<string, string>([
   ...each('stone', ['stone']),
   ...each('litre', ['litre', 'litres', 'liter', 'liters']),
   ...each('ml', ['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters']),
+  ...each('mg', ['mg', 'milligram', 'milligrams', 'milligramme', 'milligrammes']),
 ]);
+
+/** A number and a unit of MEASURE_UNITS (or milligrams) written as one word, lowercase: "5km", "50mg"; not "5G". */
+const GLUED_UNIT = new RegExp(String.raw`(?<![\p{L}\p{N}.,_])(\d+(?:\.\d+)?)(${[...MEASURE_UNITS.keys()].filter((unit) => /^[a-z]{2,3}$/.test(unit)).join('|')})(?![\p{L}\p{N}])`, 'gu');
 
 /** "runs a 5k", "did the 10k", "a 5k race": a distance in kilometres, after a verb of running or before a race. */
 const RUN_A_DISTANCE = /\b((?:run|runs|ran|running|do|does|did|doing|jog|jogs|jogged|race|races|raced) (?:a|the|another|her|his|their|my|our) )(\d+(?:\.\d+)?)k\b/giu;

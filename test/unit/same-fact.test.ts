@@ -405,6 +405,15 @@ describe('sameFact', () => {
     ['The user has a cat.', 'The user has cats.'],
     ['The user keeps a chicken in the garden.', 'The user keeps chickens in the garden.'],
     ["The user's son wants a puppy for his birthday.", "The user's son wants puppies for his birthday."],
+    // Glued units and counts are values like any other; a hyphen that makes another word; no abbreviation.
+    ['The user takes 50mg of sertraline.', 'The user takes 100mg of sertraline.'],
+    ['The user runs 5km a day.', 'The user runs 5 miles a day.'],
+    ['The user goes to the gym 3x a week.', 'The user goes to the gym four times a week.'],
+    ['The user earns 52 thousand pounds.', 'The user earns 52 million pounds.'],
+    ['The weekly planning meeting lasts half an hour.', 'The weekly planning meeting lasts 20 minutes.'],
+    ['The user is recovering the sofa.', 'The user is re-covering the sofa.'],
+    ['The user has an appt with the GP.', 'The user has an apartment near the GP.'],
+    ['The user has a dentist appt on Tuesday.', 'The user has a dentist appointment on Thursday.'],
   ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.98).same).toBe(false);
   });
@@ -424,6 +433,18 @@ describe('sameFact', () => {
     ['The user has a cat allergy.', 'The user has an allergy to cats.'],
     ['The user walks the dog every evening.', 'Every evening the user walks the dog.'],
     ['The user has a lot of books.', 'The user has lots of books.'],
+    // A count and its unit written as one word, thousands in words, a count of times; hyphens and abbreviations.
+    ['The user takes 50 mg of sertraline.', 'The user takes 50mg of sertraline.'],
+    ['The user takes 50 milligrams of sertraline.', 'The user takes 50mg of sertraline.'],
+    ['The user runs 5km every day.', 'The user runs five km every day.'],
+    ['The user earns £52,000 a year.', 'The user earns 52 thousand pounds a year.'],
+    ['The user goes to the gym three times a week.', 'The user goes to the gym 3x a week.'],
+    ['The user uses a Wi-Fi extender.', 'The user uses a WiFi extender.'],
+    ['The user makes product mock-ups.', 'The user makes product mockups.'],
+    ['The user makes product mockups.', 'The user makes product mock-ups.'],
+    ["The user's appointment is on Tuesday.", "The user's appt is on Tuesday."],
+    ['The user works in the finance department.', 'The user works in the finance dept.'],
+    ['The weekly planning meeting lasts half an hour.', 'The weekly planning meeting lasts 30 minutes.'],
   ])('treats stored %j and incoming %j, its clauses reordered, as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
   });
