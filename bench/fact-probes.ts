@@ -410,6 +410,33 @@ const closeDistinct: [string, string][] = [
   ['The user lifts 100kg.', 'The user lifts 100lb.'],
   ['The user cycles 20mi on Sundays.', 'The user cycles 20km on Sundays.'],
 ];
+// Distinct facts that say the same values (a person, a date, a place, an amount) about another thing: judged at a
+// similarity the local model gives most of them (0.71–0.86).
+const sharedValueDistinct: [string, string][] = [
+  ["Sam's birthday party is on 14 March.", "Sam has a dentist appointment on 14 March."],
+  ["Priya works at Leeds General Infirmary.", "Priya was born at Leeds General Infirmary."],
+  ["Tom is the user's running partner.", "Tom is the user's landlord."],
+  ["The user picks up Isla from school at 3:15.", "The user has a call with Isla's teacher at 3:15."],
+  ["The user pays £42 a month for the gym.", "The user pays £42 a month for the phone contract."],
+  ["The user moved to Bristol in 2019.", "The user got married in Bristol in 2019."],
+  ["The user's flight to Lisbon is TP1337.", "The user's flight back from Lisbon is TP1337."],
+  ["The user goes swimming with Finn on Saturdays.", "The user takes Finn to football on Saturdays."],
+  ["Mei is allergic to penicillin.", "Mei is a pharmacist and often talks about penicillin."],
+  ["Dev lives in Clifton.", "Dev works in Clifton."],
+  ["The user's daughter Isla is 9.", "The user's daughter Isla is in Year 9."],
+  ["Callum's passport expires on 2 February 2025.", "Callum's driving licence expires on 2 February 2025."],
+  ["The user owes Dev £25.", "The user spent £25 on Dev's present."],
+  ["Isla and Finn go to Ashley Down Primary.", "Isla and Finn walk past Ashley Down Primary on the way to the park."],
+  ["The user meets Gareth at 10am on Monday to discuss the loft.", "Gareth is starting work on the loft at 10am on Monday."],
+  ["Lian is Mei's mother.", "Lian is Mei's aunt."],
+  ["The user climbs at The Climbing Academy on Tuesdays.", "The user coaches kids at The Climbing Academy on Tuesdays."],
+  ["The user cycles 12 miles to work.", "The user's commute takes 12 minutes."],
+  ["The user sees Dr Malik for asthma.", "The user sees Dr Malik for back pain."],
+  ["The user buys bread at Hart's Bakery.", "The user's sister works at Hart's Bakery."],
+  ["The user bought the Skoda in 2021.", "The user crashed the Skoda in 2021."],
+  ["Bernadette is the user's contact at the food bank.", "Bernadette runs the food bank."],
+];
+const SHARED_VALUE_SIMILARITY = 0.8;
 const PARAPHRASE_SIMILARITY = 0.9;
 const DISTINCT_SIMILARITY = 0.95;
 const judged = (stored: string, incoming: string, similarity: number) => comparerOf(incoming)(stored, similarity).same;
@@ -421,3 +448,6 @@ for (const [name, pairs] of [['value formats', formatParaphrases], ['preposition
 const closeLost = closeDistinct.filter(([one, other]) => judged(one, other, DISTINCT_SIMILARITY) || judged(other, one, DISTINCT_SIMILARITY));
 console.log(`close distinct pairs judged the same in either direction, at similarity ${DISTINCT_SIMILARITY}: ${closeLost.length} of ${closeDistinct.length}`);
 for (const [one, other] of closeLost) console.log(`  ${one} / ${other}`);
+const sharedValueLost = sharedValueDistinct.filter(([one, other]) => judged(one, other, SHARED_VALUE_SIMILARITY) || judged(other, one, SHARED_VALUE_SIMILARITY));
+console.log(`distinct pairs sharing their values judged the same in either direction, at similarity ${SHARED_VALUE_SIMILARITY}: ${sharedValueLost.length} of ${sharedValueDistinct.length}`);
+for (const [one, other] of sharedValueLost) console.log(`  ${one} / ${other}`);

@@ -34,7 +34,7 @@ export interface PairSet {
 }
 
 /**
- * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh and blind pairs, each
+ * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh, blind and Callum pairs, each
  * written by a helper who had read neither the decision's code nor the other sets (bench/quality/README.md).
  */
 export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairSets: PairSet[] } {
@@ -47,6 +47,7 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
       { name: 'styles', pairs: read('style-pairs.json') },
       { name: 'fresh', pairs: read('fresh-pairs.json') },
       { name: 'blind', pairs: read('blind-pairs.json') },
+      { name: 'callum', pairs: read('callum-pairs.json') },
     ],
   };
 }
