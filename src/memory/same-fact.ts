@@ -229,19 +229,28 @@ function compoundCovered(one: Evidence, other: Evidence, root: string): boolean 
  * compared apart, so "Sam" cannot stand for "Samantha".
  */
 function abbreviationsOf(incoming: Evidence, uncovered: readonly string[], stored: Evidence, unmatched: readonly string[]): Set<string> {
-  const writtenOf = (evidence: Evidence, root: string) => [...(evidence.written.get(root) ?? [root])];
+  const written = (evidence: Evidence, roots: readonly string[]) => roots.flatMap((root) => [...(evidence.written.get(root) ?? [root])].map((word) => ({ root, word })));
+  // The few short words first: a long note has hundreds of words, and only a short one can abbreviate.
+  const short = (words: { root: string; word: string }[]) => words.filter(({ word }) => word.length >= 2 && word.length <= ABBREVIATION_LETTERS && !isEntry(word));
+  const [incomingWords, storedWords] = [written(incoming, uncovered), written(stored, unmatched)];
   const found = new Set<string>();
-  for (const root of uncovered) {
-    for (const other of unmatched) {
-      const pairs = writtenOf(incoming, root).flatMap((word) => writtenOf(stored, other).map((otherWord) => [word, otherWord] as const));
-      if (pairs.some(([word, otherWord]) => abbreviates(word, otherWord) || abbreviates(otherWord, word))) found.add(root).add(other);
+  for (const [abbreviations, words] of [
+    [short(incomingWords), storedWords],
+    [short(storedWords), incomingWords],
+  ] as const) {
+    for (const abbreviation of abbreviations) {
+      for (const long of words) if (abbreviates(abbreviation.word, long.word)) found.add(abbreviation.root).add(long.root);
     }
   }
   return found;
 }
 
+/** Most letters of an abbreviation (abbreviationsOf). */
+const ABBREVIATION_LETTERS = 5;
+
+/** `short`'s letters in `long`, in order, from its first, and `long` at least two letters longer. */
 function abbreviates(short: string, long: string): boolean {
-  if (short.length < 2 || short.length > 5 || long.length < short.length + 2 || short[0] !== long[0] || isEntry(short)) return false;
+  if (long.length < short.length + 2 || short[0] !== long[0]) return false;
   let matched = 0;
   for (const letter of long) if (matched < short.length && letter === short[matched]) matched++;
   return matched === short.length;
