@@ -15,7 +15,8 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  *    Ben" ≠ "Ben mentors Kofi"; a passive is read as its active), each value beside the same words when a text
  *    has several ("the morning alarm is 6:15 and the evening one 9:30" ≠ the times exchanged), the same words
  *    after "to" and "from" ("flight to Lisbon" ≠ "from Lisbon"), the same owner ("Sam's boss" ≠ "the user's
- *    boss") and particle ("turned off" ≠ "turned on");
+ *    boss"), particle ("turned off" ≠ "turned on") and relating preposition ("looks after" ≠ "looks for"), and one
+ *    thing or several ("a chicken" ≠ "chickens");
  *  - the same meaning markers: kinship and role words, negation ("likes" ≠ "doesn't like"), tense ("lives" ≠
  *    "lived") and qualifiers ("plans to quit" ≠ "quit", "used to play" ≠ "plays");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one after stemming,
@@ -29,7 +30,12 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  *    penicillin" / "to amoxicillin") is another value in the same slot and stays another fact;
  *  - or, from a lower similarity, any number of words reworded when the words only one text says tell how rather
  *    than name another thing ("likes listening to podcasts" = "enjoys having podcasts on"; not "scared of
- *    flying" / "of deep water"): BROAD_SIMILARITY. A wrong "same fact" keeps the text as a restatement.
+ *    flying" / "of deep water"): BROAD_SIMILARITY;
+ *  - or, from a similarity a little above that, any words reworded, things named too, when each text says every
+ *    value of the other and they share a word ("Flight AC851 to Toronto: 12 May" = "The user flies to Toronto on
+ *    AC851 on 12 May"): ANCHORED_SIMILARITY.
+ * Values are read as written in any of the usual ways ("50mg" = "50 mg", "Wi-Fi" = "WiFi", "appt" =
+ * "appointment"). A wrong "same fact" keeps the text as a restatement.
  * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
