@@ -12,10 +12,11 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  * The quality issue's target of recall@5 ≥ 0.97 is not reached with the local model (0.923, bench/README.md,
  * "Recall and dedup quality"), so that floor is the level reached: any drop fails. The dedup floors hold the
  * held-out halves, which no rule was tuned on, a little below what they reach (bench/README.md, "Dedup with the
- * candidate's similarity"): ask lists 0.969 and skip_if_near keeps every distinct fact apart, but recognises 0.828
- * of the paraphrases, short of issue 37's 0.85. The fresh pairs, written by someone who had not read the
- * decision's code, and the blind pairs, written the same way later, hold floors of their own at the level their
- * held-out halves reach (INDEPENDENT_FLOORS), far lower: that gap is the decision's overfitting, measured.
+ * candidate's similarity", and "The same values, reworded"): ask lists every paraphrase and skip_if_near keeps
+ * every distinct fact apart, and recognises 0.859 of the paraphrases (55 of 64), just above issue 37's 0.85. The
+ * fresh pairs, written by someone who had not read the decision's code, and the blind and Callum pairs, written the
+ * same way later, hold floors of their own at the level their held-out halves reach together (INDEPENDENT_FLOORS),
+ * far lower: that gap is the decision's overfitting, measured.
  */
 const FLOORS = {
   /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
@@ -23,7 +24,7 @@ const FLOORS = {
   /** Paraphrase pairs whose stored memory `ask` lists in near_duplicates (target 0.95). */
   askRecall: 0.95,
   /** Paraphrase pairs that `skip_if_near` recognises (returns the stored memory's id); target 0.85. */
-  skipRecognised: 0.8,
+  skipRecognised: 0.84,
   /** Close-but-distinct facts that `skip_if_near` stores as memories of their own; target 0.90. */
   distinctKept: 0.95,
   /**
@@ -48,7 +49,7 @@ const FLOORS = {
  * other sets (bench/README.md, "Rewordings that only say how"): ask 0.917, recognised 0.450, distinct kept 0.850.
  */
 const INDEPENDENT_FLOORS = { askRecall: 0.85, skipRecognised: 0.4, distinctKept: 0.8 };
-const INDEPENDENT_SETS = new Set(['fresh', 'blind']);
+const INDEPENDENT_SETS = new Set(['fresh', 'blind', 'callum']);
 
 const { facts, questions, pairSets } = loadDevSet();
 const timeline = loadTimelineSet();
