@@ -445,9 +445,11 @@ for (const [name, pairs] of [['value formats', formatParaphrases], ['preposition
   console.log(`paraphrases (${name}) not recognised in one direction or both, at similarity ${PARAPHRASE_SIMILARITY}: ${notRecognised.length} of ${pairs.length}`);
   for (const [one, other] of notRecognised) console.log(`  ${one} / ${other}`);
 }
-const closeLost = closeDistinct.filter(([one, other]) => judged(one, other, DISTINCT_SIMILARITY) || judged(other, one, DISTINCT_SIMILARITY));
-console.log(`close distinct pairs judged the same in either direction, at similarity ${DISTINCT_SIMILARITY}: ${closeLost.length} of ${closeDistinct.length}`);
-for (const [one, other] of closeLost) console.log(`  ${one} / ${other}`);
-const sharedValueLost = sharedValueDistinct.filter(([one, other]) => judged(one, other, SHARED_VALUE_SIMILARITY) || judged(other, one, SHARED_VALUE_SIMILARITY));
-console.log(`distinct pairs sharing their values judged the same in either direction, at similarity ${SHARED_VALUE_SIMILARITY}: ${sharedValueLost.length} of ${sharedValueDistinct.length}`);
-for (const [one, other] of sharedValueLost) console.log(`  ${one} / ${other}`);
+for (const [name, pairs, similarity] of [
+  ['close distinct pairs', closeDistinct, DISTINCT_SIMILARITY],
+  ['distinct pairs sharing their values', sharedValueDistinct, SHARED_VALUE_SIMILARITY],
+] as const) {
+  const lostPairs = pairs.filter(([one, other]) => judged(one, other, similarity) || judged(other, one, similarity));
+  console.log(`${name} judged the same in either direction, at similarity ${similarity}: ${lostPairs.length} of ${pairs.length}`);
+  for (const [one, other] of lostPairs) console.log(`  ${one} / ${other}`);
+}

@@ -34,8 +34,9 @@ export interface PairSet {
 }
 
 /**
- * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh, blind and Callum pairs, each
- * written by a helper who had read neither the decision's code nor the other sets (bench/quality/README.md).
+ * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh, blind and Callum
+ * pairs, each written by a helper who had read neither the decision's code nor the other sets
+ * (bench/quality/README.md).
  */
 export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pairSets: PairSet[] } {
   return {

@@ -202,19 +202,15 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
 
 /**
  * Whether the two texts say the same values, each all of the other's (numbers, dates, times, codes, names), and at
- * least one: then they are about the same particulars, and the rest is wording (see ANCHORED_SIMILARITY).
+ * least one: then they are about the same particulars, and the rest is wording (see ANCHORED_SIMILARITY). Names
+ * need no look here: the must-agree checks already want each text's names in the other.
  */
 function valuesAllShared(left: Evidence, right: Evidence): boolean {
-  const namesIn = (evidence: Evidence, other: Evidence) => [...evidence.names].every((name) => other.words.has(name));
-  return (
-    left.numbers.size + left.codes.size + left.names.size > 0 &&
-    setsEqual(left.numbers, right.numbers) &&
-    setsEqual(left.codes, right.codes) &&
-    namesIn(left, right) &&
-    namesIn(right, left)
-  );
+  return left.numbers.size + left.codes.size + left.names.size > 0 && setsEqual(left.numbers, right.numbers) && setsEqual(left.codes, right.codes);
 }
 
+/** A word of letters joined by hyphens ("wi-fi", "mock-ups"), compared without them too. */
+const HYPHENATED = /^\p{L}+(?:-\p{L}+)+$/u;
 /** Prefixes whose hyphen tells two words apart: "re-sign" is not "resign", nor "co-op" "coop". */
 const MEANING_PREFIXES = new Set(['re', 'co', 'de', 'pre', 'un', 'non', 'ex', 'anti', 'over', 'under', 'out']);
 
@@ -409,7 +405,8 @@ function evidenceOf(text: string): Evidence {
         owners.set(thing, (owners.get(thing) ?? new Set()).add(lower));
       }
       words.add(lower);
-      if (/^\p{L}+(?:-\p{L}+)+$/u.test(lower)) words.add(lower.replace(/-/g, ''));
+      const hyphenated = HYPHENATED.test(lower);
+      if (hyphenated) words.add(lower.replace(/-/g, ''));
       sentenceWords.push(lower);
       sequence.push(lower);
       if (ownsNext) sequence.push("'s");
@@ -501,7 +498,7 @@ function evidenceOf(text: string): Evidence {
       }
       if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') names.add(lower.replace(/-/g, ''));
       const parts = lower.split('-');
-      if (parts.length > 1 && parts.every((part) => /^\p{L}+$/u.test(part)) && !MEANING_PREFIXES.has(parts[0]!)) {
+      if (hyphenated && !MEANING_PREFIXES.has(parts[0]!)) {
         // "mock-ups" is also "mockups", and each is covered by the other (compoundCovered).
         const joined = rootOf(parts.join(''));
         compounds.set(joined, parts.filter((part) => !STOP_WORDS.has(part)).map(rootOf));
@@ -972,8 +969,8 @@ function prepositionsChanged(left: Evidence, right: Evidence): boolean {
 }
 
 /**
- * "A kitten" (or "one kitten") before a grammar word other than "of" or the end, and a plural that no subject makes a verb
- * ("kittens", not "the user walks"): "has a cat" is not "has cats".
+ * "A kitten" (or "one kitten") before a grammar word other than "of" or the end, and a plural that no subject makes
+ * a verb ("kittens", not "the user walks"): "has a cat" is not "has cats".
  */
 function countOf(tokens: readonly string[], index: number, one: Set<string>, several: Set<string>): void {
   const word = bareWord(tokens[index]!).toLowerCase();
@@ -1368,7 +1365,7 @@ const MEASURE_UNITS = new Map<string, string>([
   ...each('mg', ['mg', 'milligram', 'milligrams', 'milligramme', 'milligrammes']),
 ]);
 
-/** A number and a unit of MEASURE_UNITS (or milligrams) written as one word, lowercase: "5km", "50mg"; not "5G". */
+/** A number and a unit of MEASURE_UNITS written as one word, lowercase: "5km", "50mg"; not "5G". */
 const GLUED_UNIT = new RegExp(String.raw`(?<![\p{L}\p{N}.,_])(\d+(?:\.\d+)?)(${[...MEASURE_UNITS.keys()].filter((unit) => /^[a-z]{2,3}$/.test(unit)).join('|')})(?![\p{L}\p{N}])`, 'gu');
 
 /** "runs a 5k", "did the 10k", "a 5k race": a distance in kilometres, after a verb of running or before a race. */
