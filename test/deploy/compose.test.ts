@@ -88,6 +88,13 @@ describe.skipIf(skip !== undefined)('docker compose up', () => {
     expect(postgres.mounts.find((mount) => mount.destination === '/var/lib/postgresql/data')?.name).toBe(`${project.name}_postgres-data`);
   });
 
+  it("runs PostgreSQL with a buffer cache sized for large subjects and room for parallel workers' shared memory", async () => {
+    const show = (setting: string) => project.exec('postgres', ['psql', '-U', 'memory', '-d', 'memory', '-Atc', `show ${setting}`]);
+    expect(await show('shared_buffers')).toBe('1GB');
+    const shm = await project.exec('postgres', ['df', '--output=size', '-B1M', '/dev/shm']);
+    expect(Number(shm.split('\n').at(-1))).toBeGreaterThanOrEqual(256);
+  });
+
   it('holds compiled code and production dependencies only', async () => {
     const script = `const fs = require('node:fs');
       console.log(JSON.stringify({ app: fs.readdirSync('/app').sort(), dev: ${JSON.stringify(['vitest', 'typescript', 'tsx', 'eslint', 'playwright-core'])}.filter((name) => fs.existsSync('/app/node_modules/' + name)) }))`;
