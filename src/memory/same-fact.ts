@@ -459,7 +459,8 @@ function evidenceOf(text: string): Evidence {
         return;
       }
       // A measure's unit is a value too: "5 miles" is not "5 kilometres" (said without the unit, it says less).
-      const unit = MEASURE_UNITS.get(lower);
+      // So is a unit written as a ratio ("48 mmol/mol", "120 km/h"), which no table needs to know.
+      const unit = MEASURE_UNITS.get(lower) ?? (RATIO_UNIT.test(lower) ? lower : undefined);
       if (unit !== undefined && previous !== undefined && numberValue(bareWord(previous)) !== undefined) numbers.add(`unit ${unit}`);
       if (/^\d{1,2}(am|pm)$/.test(lower)) {
         numbers.add(lower.replace(/\D/g, '')).add(lower.slice(-2));
@@ -1316,7 +1317,8 @@ function writeValuesAlike(text: string): string {
     .replace(/\ba quarter of an hour\b/giu, '15 minutes')
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
     .replace(PART_OF_DAY, (_match, time: string, part: string) => `${HOURS.get(time.toLowerCase()) ?? time}${part.toLowerCase() === 'morning' ? 'am' : 'pm'}`)
-    .replace(/(?<=\d)\s?(?:per ?cent|percent)\b/giu, '%')
+    // A percentage is a measure: "48%" = "48 percent", and neither is "48 mmol/mol".
+    .replace(/(?<=\d)\s?(?:%|per ?cent\b|percent\b)/giu, ' percent')
     .replace(/(?<=\d),(?=\d{3}(?!\d))/gu, '')
     // A race is a distance: "runs a 5k", "a 10k race" = "5 kilometres"; any other "18k" is thousands.
     .replace(RUN_A_DISTANCE, '$1$2 kilometres')
@@ -1363,7 +1365,11 @@ const MEASURE_UNITS = new Map<string, string>([
   ...each('litre', ['litre', 'litres', 'liter', 'liters']),
   ...each('ml', ['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters']),
   ...each('mg', ['mg', 'milligram', 'milligrams', 'milligramme', 'milligrammes']),
+  ...each('percent', ['percent']),
 ]);
+
+/** A unit written as one unit per another: "mmol/mol", "km/h", "mg/dl". */
+const RATIO_UNIT = /^\p{L}{1,5}\/\p{L}{1,5}$/u;
 
 /** A number and a unit of MEASURE_UNITS written as one word, lowercase: "5km", "50mg"; not "5G". */
 const GLUED_UNIT = new RegExp(String.raw`(?<![\p{L}\p{N}.,_])(\d+(?:\.\d+)?)(${[...MEASURE_UNITS.keys()].filter((unit) => /^[a-z]{2,3}$/.test(unit)).join('|')})(?![\p{L}\p{N}])`, 'gu');

@@ -432,6 +432,12 @@ describe('sameFact', () => {
     // Glued units and counts are values like any other; a hyphen that makes another word; no abbreviation.
     ['The user takes 50mg of sertraline.', 'The user takes 100mg of sertraline.'],
     ['The user runs 5km a day.', 'The user runs 5 miles a day.'],
+    // A percentage and a unit written as a ratio are units too, whichever text says which.
+    ["Callum's last HbA1c result was 48 mmol/mol.", "Callum's last HbA1c result was 48%."],
+    ["Callum's last HbA1c result was 48%.", "Callum's last HbA1c result was 48 mmol/mol."],
+    ["The user's blood sugar was 7.2 mmol/L.", "The user's blood sugar was 7.2 mg/dL."],
+    ["The car's top speed is 120 km/h.", "The car's top speed is 120 mph."],
+    ['The user pays 5 percent into the pension.', 'The user pays 5 mg into the pension.'],
     ['The user goes to the gym 3x a week.', 'The user goes to the gym four times a week.'],
     ['The user earns 52 thousand pounds.', 'The user earns 52 million pounds.'],
     ['The weekly planning meeting lasts half an hour.', 'The weekly planning meeting lasts 20 minutes.'],
@@ -459,6 +465,9 @@ describe('sameFact', () => {
     ['The user has a lot of books.', 'The user has lots of books.'],
     // A count and its unit written as one word, thousands in words, a count of times; hyphens and abbreviations.
     ['The user takes 50 mg of sertraline.', 'The user takes 50mg of sertraline.'],
+    ['The savings account pays 4% interest.', 'The savings account pays 4 percent interest.'],
+    ['The savings account pays 4 per cent interest.', 'The savings account pays 4% interest.'],
+    ["The user's resting heart rate is 52 bpm.", "The user's resting heart rate is 52 bpm."],
     ['The user takes 50 milligrams of sertraline.', 'The user takes 50mg of sertraline.'],
     ['The user runs 5km every day.', 'The user runs five km every day.'],
     ['The user earns £52,000 a year.', 'The user earns 52 thousand pounds a year.'],
