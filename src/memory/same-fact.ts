@@ -1316,6 +1316,8 @@ function writeValuesAlike(text: string): string {
     .replace(/\bhalf an hour\b/giu, '30 minutes')
     .replace(/\ba quarter of an hour\b/giu, '15 minutes')
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
+    // "10.15am" is "10:15am" (a dot between hours and minutes, said with the half of the day).
+    .replace(/(?<![\p{L}\p{N}.,:])(\d{1,2})\.(\d{2}) ?([ap]m)(?![\p{L}\p{N}])/giu, '$1:$2$3')
     .replace(PART_OF_DAY, (_match, time: string, part: string) => `${HOURS.get(time.toLowerCase()) ?? time}${part.toLowerCase() === 'morning' ? 'am' : 'pm'}`)
     // A percentage is a measure: "48%" = "48 percent", and neither is "48 mmol/mol".
     .replace(/(?<=\d)\s?(?:%|per ?cent\b|percent\b)/giu, ' percent')
@@ -1331,6 +1333,20 @@ function writeValuesAlike(text: string): string {
     .replace(/(?<![\p{L}\p{N}-])(\d{4})-(\d{2})-(\d{2})(?![\p{L}\p{N}-])/gu, (match, year: string, month: string, day: string) => {
       const name = MONTH_NAMES[Number(month) - 1];
       return name === undefined || Number(day) < 1 || Number(day) > 31 ? match : `${Number(day)} ${name} ${year}`;
+    })
+    // A day and a month in digits, when only one reading is a date ("15/07" and "07/15" are 15 July; "12/05"
+    // stays as written, day-first and month-first disagreeing).
+    .replace(/(?<![\p{L}\p{N}/.])(\d{1,2})\/(\d{1,2})(?:\/(\d{4}))?(?![\p{L}\p{N}/])/gu, (match, first: string, second: string, year: string | undefined) => {
+      if (match === '24/7') return match;
+      const [a, b] = [Number(first), Number(second)];
+      const [day, month] = a > 12 && b <= 12 ? [a, b] : b > 12 && a <= 12 ? [b, a] : [0, 0];
+      const name = MONTH_NAMES[month - 1];
+      return name === undefined || day > 31 ? match : `${day} ${name}${year === undefined ? '' : ` ${year}`}`;
+    })
+    // A long number written in groups ("485 777 3456", "0117-496-0000") is one number: an NHS, phone or account number.
+    .replace(/(?<![\p{L}\p{N}.,:/-])\d{2,6}(?:[ -]\d{2,6}){1,4}(?![\p{L}\p{N}:/-]|[.,]\d)/gu, (match) => {
+      const digits = match.replace(/\D/g, '');
+      return digits.length >= 9 && digits.length <= 15 ? digits : match;
     })
     .replace(/(?<![\p{L}\p{N}/])(\d{1,2})\/(\d{4})(?![\p{L}\p{N}/])/gu, (match, month: string, year: string) => {
       const name = MONTH_NAMES[Number(month) - 1];

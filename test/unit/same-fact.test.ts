@@ -438,6 +438,11 @@ describe('sameFact', () => {
     ["The user's blood sugar was 7.2 mmol/L.", "The user's blood sugar was 7.2 mg/dL."],
     ["The car's top speed is 120 km/h.", "The car's top speed is 120 mph."],
     ['The user pays 5 percent into the pension.', 'The user pays 5 mg into the pension.'],
+    // Day-first and month-first readings disagree: no date is read. Another number in groups, another half of the day.
+    ["The user's flight is on 12/05.", "The user's flight is on 12 May."],
+    ["Callum's NHS number is 485 777 3456.", "Callum's NHS number is 485 777 3457."],
+    ['The dentist appointment is at 10:15am.', 'The dentist appointment is at 10.15pm.'],
+    ['The helpline is open 24/7.', 'The helpline is open on 24 July.'],
     ['The user goes to the gym 3x a week.', 'The user goes to the gym four times a week.'],
     ['The user earns 52 thousand pounds.', 'The user earns 52 million pounds.'],
     ['The weekly planning meeting lasts half an hour.', 'The weekly planning meeting lasts 20 minutes.'],
@@ -466,6 +471,12 @@ describe('sameFact', () => {
     // A count and its unit written as one word, thousands in words, a count of times; hyphens and abbreviations.
     ['The user takes 50 mg of sertraline.', 'The user takes 50mg of sertraline.'],
     ['The savings account pays 4% interest.', 'The savings account pays 4 percent interest.'],
+    // A date in digits with one reading, a long number in groups, a time with a dot.
+    ['Skoda MOT due: 15/07.', "The Skoda's MOT is due on the fifteenth of July."],
+    ["The user's flight is on 07/15/2026.", "The user's flight is on 15 July 2026."],
+    ["Callum's NHS number is 485 777 3456.", "Callum's NHS number is 4857773456."],
+    ["The user's phone number is 0117-496-0000.", "The user's phone number is 0117 496 0000."],
+    ['The dentist appointment is at 10:15am.', 'The dentist appointment is at 10.15am.'],
     ['The savings account pays 4 per cent interest.', 'The savings account pays 4% interest.'],
     ["The user's resting heart rate is 52 bpm.", "The user's resting heart rate is 52 bpm."],
     ['The user takes 50 milligrams of sertraline.', 'The user takes 50mg of sertraline.'],
