@@ -171,7 +171,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !prepositionsChanged(left, right) &&
     !countChanged(left, right) &&
     !tenseChanged(left, right) &&
-    setsEqual(left.qualifiers, right.qualifiers);
+    qualifiersAgree(left, right);
   const said = (one: Evidence, other: Evidence, root: string) => hasStem(other.content, root) || compoundCovered(one, other, root);
   const plainlyUncovered = [...right.content].filter((root) => !said(right, left, root));
   // The stored words the incoming text does not repeat: only those can have been reworded.
@@ -189,7 +189,10 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     same:
       agree &&
       (reworded === 0 ||
+        // A past habit read as the simple past says every word of the other: with a word reworded as well, the
+        // texts' word order no longer shows a value replaced in place ("used to play tennis" / "played golf").
         (similarity !== undefined &&
+          setsEqual(left.qualifiers, right.qualifiers) &&
           ((reworded <= MOST_REWORDED && similarity >= REWORDED_SIMILARITY) ||
             (similarity >= BROAD_SIMILARITY && shared > 0 && !oneRunReplaced(left, right) && rewordedOnlyWording(left, right, unmatched, uncovered)) ||
             (similarity >= ANCHORED_SIMILARITY && shared > 0 && valuesAllShared(left, right) && !oneRunReplaced(left, right))) &&
@@ -198,6 +201,18 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
       hasEvidence(right),
     overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
   };
+}
+
+/**
+ * Whether the texts qualify what they say alike. A past habit is the simple past of its verb: "used to work at
+ * Atkins" = "worked at Atkins" (and not "works at Atkins"); compareEvidence accepts it only with no word reworded.
+ */
+function qualifiersAgree(left: Evidence, right: Evidence): boolean {
+  if (setsEqual(left.qualifiers, right.qualifiers)) return true;
+  const [habitual, other] = left.qualifiers.has('past habit') ? [left, right] : [right, left];
+  if (other.qualifiers.has('past habit') || habitual.habitRoots.size === 0) return false;
+  const rest = new Set([...habitual.qualifiers].filter((qualifier) => qualifier !== 'past habit'));
+  return setsEqual(rest, other.qualifiers) && [...habitual.habitRoots].every((root) => other.pastRoots.has(root) && !other.presentRoots.has(root));
 }
 
 /**
@@ -352,6 +367,8 @@ interface Evidence {
   readonly auxiliaryTenses: ReadonlySet<Tense>;
   /** Kinds of words that change whether the rest holds ("wants to", "might", "used to", "rarely", "former"). */
   readonly qualifiers: ReadonlySet<Qualifier>;
+  /** The roots of the verbs a past habit names ("used to work": work). */
+  readonly habitRoots: ReadonlySet<string>;
   /** Who or what comes before and after each verb (see framesOf). */
   readonly frames: readonly Frame[];
   /** The values (numbers, dates, codes, names) and words of each clause (see clausesOf). */
@@ -384,6 +401,7 @@ function evidenceOf(text: string): Evidence {
   const presentRoots = new Set<string>();
   const auxiliaryTenses = new Set<Tense>();
   const qualifiers = new Set<Qualifier>();
+  const habitRoots = new Set<string>();
   let possessive = false;
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'").replace(TITLE_STOP, '$1'));
   for (const sentence of normalised.split(SENTENCE_BREAK)) {
@@ -430,6 +448,10 @@ function evidenceOf(text: string): Evidence {
         if (PERIODS.has(period)) numbers.add(`${lower} ${period}`);
       }
       if (qualifier !== undefined) qualifiers.add(qualifier);
+      const habit = qualifier === 'past habit' ? tokens[index + 2] : undefined;
+      if (habit !== undefined) habitRoots.add(rootOf(bareWord(habit).toLowerCase()));
+      // The "used" of "used to" says when, as the qualifier does: no content word, no verb of its own.
+      if (qualifier === 'past habit') return;
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
       const kind = BINDINGS.get(lower);
@@ -527,7 +549,7 @@ function evidenceOf(text: string): Evidence {
   }
   const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(sentence.match(TOKENS_AND_COMMAS) ?? []));
   const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, frames, clauses };
+  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, habitRoots, frames, clauses };
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;

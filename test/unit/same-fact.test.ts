@@ -438,6 +438,10 @@ describe('sameFact', () => {
     ["The user's blood sugar was 7.2 mmol/L.", "The user's blood sugar was 7.2 mg/dL."],
     ["The car's top speed is 120 km/h.", "The car's top speed is 120 mph."],
     ['The user pays 5 percent into the pension.', 'The user pays 5 mg into the pension.'],
+    // A past habit is no present, and with a word replaced it is no restatement.
+    ['The user used to play tennis.', 'The user plays tennis.'],
+    ['The user used to play tennis.', 'The user played golf.'],
+    ['The user used to play tennis and joined a club.', 'The user plays tennis and joined a club.'],
     // Day-first and month-first readings disagree: no date is read. Another number in groups, another half of the day.
     ["The user's flight is on 12/05.", "The user's flight is on 12 May."],
     ["Callum's NHS number is 485 777 3456.", "Callum's NHS number is 485 777 3457."],
@@ -471,6 +475,10 @@ describe('sameFact', () => {
     // A count and its unit written as one word, thousands in words, a count of times; hyphens and abbreviations.
     ['The user takes 50 mg of sertraline.', 'The user takes 50mg of sertraline.'],
     ['The savings account pays 4% interest.', 'The savings account pays 4 percent interest.'],
+    // A past habit is the simple past of its verb.
+    ['Callum used to work at Atkins before joining Harbourline in 2019.', 'Before he joined Harbourline in 2019, Callum worked at Atkins.'],
+    ['The user used to live in Leeds.', 'The user lived in Leeds.'],
+    ['The user played tennis.', 'The user used to play tennis.'],
     // A date in digits with one reading, a long number in groups, a time with a dot.
     ['Skoda MOT due: 15/07.', "The Skoda's MOT is due on the fifteenth of July."],
     ["The user's flight is on 07/15/2026.", "The user's flight is on 15 July 2026."],
