@@ -454,7 +454,8 @@ function evidenceOf(text: string): Evidence {
       if (qualifier === 'past habit') return;
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
-      const kind = BINDINGS.get(lower);
+      // "planning to marry Leon": an infinitive's "to", not "to" before a place or a person ("wedding to Leon").
+      const kind = lower === 'to' && INFINITIVE_BEFORE.has(previous ?? '') ? undefined : BINDINGS.get(lower);
       if (kind !== undefined) {
         // The first word after it that is not a grammar word: "to the user's sister" → sister.
         for (let after = index + 1; after < tokens.length; after++) {
@@ -882,6 +883,9 @@ type BindingKind = 'to' | 'from';
 /** Grammar words that still name someone a preposition can bind: "taller than the user" is not "than Sam". */
 const USER = 'user';
 const PARTICIPANTS = new Set([USER]);
+/** Words after which "to" starts an infinitive: the qualifiers ("wants to", "needs to", "tries to") and verbs that take one. */
+const INFINITIVE_BEFORE = new Set([...QUALIFIERS.keys(), ...variantsOf('learn decide start begin agree manage like love prefer refuse promise expect arrange'), 'going', 'used', 'able']);
+
 const BINDINGS = new Map<string, BindingKind>([
   ...each('to', ['to', 'into', 'onto', 'towards', 'toward', 'than', 'over']),
   ['from', 'from'],

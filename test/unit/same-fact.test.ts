@@ -438,6 +438,8 @@ describe('sameFact', () => {
     ["The user's blood sugar was 7.2 mmol/L.", "The user's blood sugar was 7.2 mg/dL."],
     ["The car's top speed is 120 km/h.", "The car's top speed is 120 mph."],
     ['The user pays 5 percent into the pension.', 'The user pays 5 mg into the pension.'],
+    // Past an infinitive, "to" and "from" still bind.
+    ['The user wants to move to Leeds.', 'The user wants to move from Leeds.'],
     // A past habit is no present, and with a word replaced it is no restatement.
     ['The user used to play tennis.', 'The user plays tennis.'],
     ['The user used to play tennis.', 'The user played golf.'],
@@ -475,6 +477,9 @@ describe('sameFact', () => {
     // A count and its unit written as one word, thousands in words, a count of times; hyphens and abbreviations.
     ['The user takes 50 mg of sertraline.', 'The user takes 50mg of sertraline.'],
     ['The savings account pays 4% interest.', 'The savings account pays 4 percent interest.'],
+    // An infinitive's "to" binds no person or place: "planning to marry Leon" / "wedding to Leon".
+    ['The user is planning to marry Leon in Porto on 12 June 2027.', "The user's wedding to Leon is planned for 12 June 2027 in Porto."],
+    ["The user's wedding to Leon is planned for 12 June 2027 in Porto.", 'The user is planning to marry Leon in Porto on 12 June 2027.'],
     // A past habit is the simple past of its verb.
     ['Callum used to work at Atkins before joining Harbourline in 2019.', 'Before he joined Harbourline in 2019, Callum worked at Atkins.'],
     ['The user used to live in Leeds.', 'The user lived in Leeds.'],
