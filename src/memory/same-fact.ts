@@ -1383,7 +1383,7 @@ function writeValuesAlike(text: string): string {
     )
     // A count and its unit written as one word: "three-year-old" = "3 years old", "a 25-year term" = "25 years".
     // Units only: "one-off" and "second-hand" count nothing.
-    .replace(MEASURED, (_match, count: string, unit: string) => `${count} ${unit}`);
+    .replace(MEASURED, (_match, count: string, unit: string, old: string | undefined) => `${count} ${unit}${old === undefined ? '' : ' old'}`);
 }
 
 /** An hour of the 12-hour clock, in words or digits ("seven", "7"), to its number. */
@@ -1426,7 +1426,7 @@ const DISTANCE_RACE = /(?<![\p{L}\p{N}.,])(\d+(?:\.\d+)?)k(?= (?:run|runs|race|r
  */
 const MEASURED = new RegExp(
   String.raw`(?<![\p{L}\p{N}-])(\d+(?:\.\d+)?|(?:${[...TENS.filter((word) => word !== ''), ...SMALL_NUMBERS].join('|')})(?:-(?:${SMALL_NUMBERS.slice(1, 10).join('|')}))?)-` +
-    String.raw`(years?|months?|weeks?|days?|hours?|minutes?|${[...MEASURE_UNITS.keys()].join('|')}|bedrooms?|storeys?|stor(?:y|ies)|seaters?|pages?|pieces?)(?![\p{L}\p{N}])`,
+    String.raw`(years?|months?|weeks?|days?|hours?|minutes?|${[...MEASURE_UNITS.keys()].join('|')}|bedrooms?|storeys?|stor(?:y|ies)|seaters?|pages?|pieces?)(?:-(old))?(?![\p{L}\p{N}])`,
   'giu',
 );
 

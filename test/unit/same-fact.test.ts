@@ -123,6 +123,7 @@ describe('sameFact', () => {
     // A count and its unit written as one word.
     ['The user signed a two-year lease.', 'The user signed a 2-year lease.'],
     ["The user's son Leo is a five-year-old.", "The user's son Leo is 5 years old."],
+    ["The user's son Leo is 5 years old.", "The user's son Leo is a five-year-old."],
     ['The user has a twenty-five-year mortgage.', 'The user has a 25 year mortgage.'],
     // Someone named first who refers back to the user, in the same roles: "them" is the user.
     ["The user's cousin Ava lent them £50.", "Ava, the user's cousin, lent the user £50."],
@@ -480,6 +481,8 @@ describe('sameFact', () => {
     // An infinitive's "to" binds no person or place: "planning to marry Leon" / "wedding to Leon".
     ['The user is planning to marry Leon in Porto on 12 June 2027.', "The user's wedding to Leon is planned for 12 June 2027 in Porto."],
     ["The user's wedding to Leon is planned for 12 June 2027 in Porto.", 'The user is planning to marry Leon in Porto on 12 June 2027.'],
+    // A count and its unit written as one word, "-old" too.
+    ["The user's cat Miso is a ginger tabby, 5 years old.", "The user's cat is a five-year-old ginger tabby called Miso."],
     // A past habit is the simple past of its verb.
     ['Callum used to work at Atkins before joining Harbourline in 2019.', 'Before he joined Harbourline in 2019, Callum worked at Atkins.'],
     ['The user used to live in Leeds.', 'The user lived in Leeds.'],
