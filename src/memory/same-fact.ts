@@ -1361,8 +1361,8 @@ function writeValuesAlike(text: string): string {
       return name === undefined || Number(day) < 1 || Number(day) > 31 ? match : `${Number(day)} ${name} ${year}`;
     })
     // A day and a month in digits, when only one reading is a date ("15/07" and "07/15" are 15 July; "12/05"
-    // stays as written, day-first and month-first disagreeing).
-    .replace(/(?<![\p{L}\p{N}/.])(\d{1,2})\/(\d{1,2})(?:\/(\d{4}))?(?![\p{L}\p{N}/])/gu, (match, first: string, second: string, year: string | undefined) => {
+    // stays as written, day-first and month-first disagreeing; "3/16 inch" is a fraction).
+    .replace(/(?<![\p{L}\p{N}/.])(\d{1,2})\/(\d{1,2})(?:\/(\d{4}))?(?![\p{L}\p{N}/]| ?(?:inch|inches|in\b|"))/gu, (match, first: string, second: string, year: string | undefined) => {
       if (match === '24/7') return match;
       const [a, b] = [Number(first), Number(second)];
       const [day, month] = a > 12 && b <= 12 ? [a, b] : b > 12 && a <= 12 ? [b, a] : [0, 0];

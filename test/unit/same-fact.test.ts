@@ -450,6 +450,7 @@ describe('sameFact', () => {
     ["Callum's NHS number is 485 777 3456.", "Callum's NHS number is 485 777 3457."],
     ['The dentist appointment is at 10:15am.', 'The dentist appointment is at 10.15pm.'],
     ['The helpline is open 24/7.', 'The helpline is open on 24 July.'],
+    ['The user needs a 3/16 inch drill bit.', 'The user needs a drill bit on 16 March.'],
     ['The user goes to the gym 3x a week.', 'The user goes to the gym four times a week.'],
     ['The user earns 52 thousand pounds.', 'The user earns 52 million pounds.'],
     ['The weekly planning meeting lasts half an hour.', 'The weekly planning meeting lasts 20 minutes.'],
