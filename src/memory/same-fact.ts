@@ -883,8 +883,18 @@ type BindingKind = 'to' | 'from';
 /** Grammar words that still name someone a preposition can bind: "taller than the user" is not "than Sam". */
 const USER = 'user';
 const PARTICIPANTS = new Set([USER]);
-/** Words after which "to" starts an infinitive: the qualifiers ("wants to", "needs to", "tries to") and verbs that take one. */
-const INFINITIVE_BEFORE = new Set([...QUALIFIERS.keys(), ...variantsOf('learn decide start begin agree manage like love prefer refuse promise expect arrange'), 'going', 'used', 'able']);
+/**
+ * Words after which "to" starts an infinitive: the qualifiers of a verb ("wants to", "needs to", "tries to", "afraid
+ * to", "seems to"; not "near to", "half to") and verbs that take one.
+ */
+const INFINITIVE_QUALIFIERS = new Set<Qualifier>(['intent', 'obligation', 'attempt', 'fear', 'belief']);
+const INFINITIVE_BEFORE = new Set([
+  ...[...QUALIFIERS].filter(([, qualifier]) => INFINITIVE_QUALIFIERS.has(qualifier)).map(([word]) => word),
+  ...variantsOf('learn decide start begin agree manage like love prefer refuse promise expect arrange'),
+  'going',
+  'used',
+  'able',
+]);
 
 const BINDINGS = new Map<string, BindingKind>([
   ...each('to', ['to', 'into', 'onto', 'towards', 'toward', 'than', 'over']),
