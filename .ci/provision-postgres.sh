@@ -41,22 +41,22 @@ fi
 if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$PG_MAJOR main"; then
   pg_createcluster "$PG_MAJOR" main >&2
 fi
+wait_until_ready() {
+  for _ in $(seq 1 30); do
+    pg_isready -q -h 127.0.0.1 -p 5432 && break
+    sleep 1
+  done
+  pg_isready -h 127.0.0.1 -p 5432 >&2
+}
 pg_ctlcluster "$PG_MAJOR" main start >&2 2>/dev/null || true
-for _ in $(seq 1 30); do
-  pg_isready -q -h 127.0.0.1 -p 5432 && break
-  sleep 1
-done
-pg_isready -h 127.0.0.1 -p 5432 >&2
+wait_until_ready
 
 # The buffer cache docs/deployment.md recommends and docker-compose.yml sets: bench/heavy-subject.ts's 100k subject
 # fits in it, as on a tuned server.
 if [ "$(su postgres -c "psql -Atqc 'show shared_buffers'")" != 1GB ]; then
   su postgres -c "psql -q -c \"alter system set shared_buffers = '1GB'\"" >&2
   pg_ctlcluster "$PG_MAJOR" main restart >&2
-  for _ in $(seq 1 30); do
-    pg_isready -q -h 127.0.0.1 -p 5432 && break
-    sleep 1
-  done
+  wait_until_ready
 fi
 
 su postgres -c "psql -v ON_ERROR_STOP=1 -q" >&2 <<SQL

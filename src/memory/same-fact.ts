@@ -152,6 +152,7 @@ const namingTheUser = (text: string, name: string): string => text.replace(new R
 const storedEvidence = boundedCache<Evidence>(1_000);
 
 function compareEvidence(left: Evidence, right: Evidence, similarity: number | undefined): FactComparison {
+  const sameQualifiers = setsEqual(left.qualifiers, right.qualifiers);
   const agree =
     !negationsContradict(left, right) &&
     // The incoming text may leave a number or code out (it says less), never bring one of its own.
@@ -171,7 +172,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !prepositionsChanged(left, right) &&
     !countChanged(left, right) &&
     !tenseChanged(left, right) &&
-    qualifiersAgree(left, right);
+    (sameQualifiers || habitReadAsPast(left, right));
   const said = (one: Evidence, other: Evidence, root: string) => hasStem(other.content, root) || compoundCovered(one, other, root);
   const plainlyUncovered = [...right.content].filter((root) => !said(right, left, root));
   // The stored words the incoming text does not repeat: only those can have been reworded.
@@ -192,7 +193,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
         // A past habit read as the simple past says every word of the other: with a word reworded as well, the
         // texts' word order no longer shows a value replaced in place ("used to play tennis" / "played golf").
         (similarity !== undefined &&
-          setsEqual(left.qualifiers, right.qualifiers) &&
+          sameQualifiers &&
           ((reworded <= MOST_REWORDED && similarity >= REWORDED_SIMILARITY) ||
             (similarity >= BROAD_SIMILARITY && shared > 0 && !oneRunReplaced(left, right) && rewordedOnlyWording(left, right, unmatched, uncovered)) ||
             (similarity >= ANCHORED_SIMILARITY && shared > 0 && valuesAllShared(left, right) && !oneRunReplaced(left, right))) &&
@@ -204,11 +205,11 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
 }
 
 /**
- * Whether the texts qualify what they say alike. A past habit is the simple past of its verb: "used to work at
- * Atkins" = "worked at Atkins" (and not "works at Atkins"); compareEvidence accepts it only with no word reworded.
+ * Whether the texts' qualifiers differ only by a past habit in one that the other says in the simple past of its
+ * verb: "used to work at Atkins" = "worked at Atkins" (and not "works at Atkins"); compareEvidence accepts it only
+ * with no word reworded.
  */
-function qualifiersAgree(left: Evidence, right: Evidence): boolean {
-  if (setsEqual(left.qualifiers, right.qualifiers)) return true;
+function habitReadAsPast(left: Evidence, right: Evidence): boolean {
   const [habitual, other] = left.qualifiers.has('past habit') ? [left, right] : [right, left];
   if (other.qualifiers.has('past habit') || habitual.habitRoots.size === 0) return false;
   const rest = new Set([...habitual.qualifiers].filter((qualifier) => qualifier !== 'past habit'));
@@ -448,10 +449,12 @@ function evidenceOf(text: string): Evidence {
         if (PERIODS.has(period)) numbers.add(`${lower} ${period}`);
       }
       if (qualifier !== undefined) qualifiers.add(qualifier);
-      const habit = qualifier === 'past habit' ? tokens[index + 2] : undefined;
-      if (habit !== undefined) habitRoots.add(rootOf(bareWord(habit).toLowerCase()));
-      // The "used" of "used to" says when, as the qualifier does: no content word, no verb of its own.
-      if (qualifier === 'past habit') return;
+      if (qualifier === 'past habit') {
+        const verb = tokens[index + 2];
+        if (verb !== undefined) habitRoots.add(rootOf(bareWord(verb).toLowerCase()));
+        // The "used" of "used to" says when, as the qualifier does: no content word, no verb of its own.
+        return;
+      }
       const auxiliary = AUXILIARY_TENSES.get(lower);
       if (auxiliary !== undefined) auxiliaryTenses.add(auxiliary);
       // "planning to marry Leon": an infinitive's "to", not "to" before a place or a person ("wedding to Leon").
