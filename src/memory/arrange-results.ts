@@ -16,6 +16,12 @@ export interface ResultsWanted {
   readonly maxChars: number;
 }
 
+/** The question, with the names the user goes by in the memories (self-names.ts). */
+export interface AskedQuestion {
+  readonly text: string;
+  readonly selfNames: readonly string[];
+}
+
 export interface ArrangedResults {
   /** Every ranked id, best first. */
   readonly ranked: readonly FusedItem[];
@@ -46,7 +52,7 @@ export interface RankedWithSearch {
 export async function arrangeFirstResults(
   trx: DbTransaction,
   spaces: SpaceKeys,
-  question: string,
+  question: AskedQuestion,
   ranked: readonly FusedItem[],
   wanted: ResultsWanted,
   withSearch?: RankedWithSearch,
@@ -79,7 +85,7 @@ export async function arrangeFirstResults(
 }
 
 function arrange(
-  question: string,
+  question: AskedQuestion,
   first: readonly FusedItem[],
   rows: ReadonlyMap<number, FirstResult>,
   comparedAt: ReadonlyMap<number, number>,
@@ -91,11 +97,11 @@ function arrange(
   });
   // Asked in a memory's own words (read whole), that memory comes first: whatever versions or near-copies of it
   // say, a client looking up what it stored finds it (the others of the same fact follow, arranged as usual).
-  const asked = wordForWord(question);
+  const asked = wordForWord(question.text);
   const exact = all.find((result) => result.whole && wordForWord(result.text) === asked);
   const results = exact === undefined ? all : all.filter((result) => result !== exact);
   const similarity = (a: (typeof results)[number], b: (typeof results)[number]) => a.similarities[comparedAt.get(b.id) ?? -1] ?? null;
-  const timed = orderByTime(question, results.slice(0, TIME_WINDOW), (i, j) => similarity(results[i]!, results[j]!));
+  const timed = orderByTime(question.text, results.slice(0, TIME_WINDOW), (i, j) => similarity(results[i]!, results[j]!), question.selfNames);
   // The exact one leads the coverage stage too, so its near-copies make room like any others.
   const inTimeOrder = [...(exact === undefined ? [] : [exact]), ...timed, ...results.slice(TIME_WINDOW)];
   const spread = spreadNearCopies(

@@ -27,6 +27,7 @@ import { checkQuota, NO_QUOTA, type SubjectQuota } from './quota.js';
 import { DEFAULT_EXACT_SCAN_LIMIT } from '../db/memories/recall-plan.js';
 import { rankMemories } from './recall-ranking.js';
 import { comparerOf, type FactComparison } from './same-fact.js';
+import { NAME_TEXT_CHARS, NAME_TEXTS, namingUser, SelfNames } from './self-names.js';
 import { RecallCounts } from './recall-counts.js';
 import { rejectSecrets } from './secrets.js';
 import { canonicalTags } from './tags.js';
@@ -167,6 +168,7 @@ export class MemoryService {
   #termsRetry: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #recallCounts: RecallCounts;
+  readonly #selfNames = new SelfNames();
 
   constructor(options: MemoryServiceOptions) {
     this.#options = options;
@@ -244,6 +246,7 @@ export class MemoryService {
       };
       return { result: stored, termsPending: inserted.termsPending, subject };
     });
+    this.#selfNames.stored(subject, memory.text);
     if (termsPending) {
       // Committed: whatever happens now, the memory is stored and the answer says so. Its remaining words are
       // written before answering, so a recall after the answer finds it by any of them.
@@ -305,13 +308,24 @@ export class MemoryService {
    */
   async recall(caller: Caller, request: RecallRequest): Promise<RecallResult> {
     const principal = toPrincipal(caller);
-    const vector = await this.#embed(principal.subject, questionToEmbed(request.query));
+    // The names the user goes by, as last read from their personal space (its key is their subject).
+    const names = this.#selfNames.known(principal.subject) ?? [];
+    const vector = await this.#embed(principal.subject, questionToEmbed(namingUser(request.query, names)));
     const exactScanLimit = this.#options.exactScanLimit ?? DEFAULT_EXACT_SCAN_LIMIT;
     const result = await this.#options.db.withSubject(principal, 'recalling memories', async (trx): Promise<RecallResult> => {
       const spaces = await resolveSpaces(trx, principal, request.spaces, 'read');
       const keys = spaces.map((space) => space.key);
       const spaceOf = spaceLookup(spaces);
-      const query = { text: request.query, vector, filters: request.filters };
+      // The user's names come from the personal space: in a shared one, a name is as likely another member's.
+      const personal = spaces.find((space) => space.personal);
+      const selfNames = {
+        known: personal === undefined ? [] : names,
+        toLearn:
+          personal === undefined || !this.#selfNames.due(personal.key)
+            ? undefined
+            : { space: personal.key, count: NAME_TEXTS, chars: NAME_TEXT_CHARS, learn: (texts: readonly string[]) => this.#selfNames.read(personal.key, texts) },
+      };
+      const query = { text: request.query, vector, filters: request.filters, selfNames };
       const { ranked, restatements, records } = await rankMemories(trx, keys, query, { exactScanLimit, results: { limit: request.limit, maxChars: request.maxChars } });
       const top = ranked.slice(0, request.limit);
       const ordered = top.flatMap((item) => {

@@ -10,6 +10,7 @@ import { arrangeFirstResults, type ResultsWanted } from './arrange-results.js';
 import { dictionaryWords } from './meaning-bridge.js';
 import { alternativeWords, contentWords, meaningCandidates, personWords } from './query-analysis.js';
 import { withBridgedAnswer } from './recall-coverage.js';
+import { namingUser } from './self-names.js';
 import { fuseRankings, type FusedItem, type Ranking as RetrieverRanking } from './rank-fusion.js';
 import {
   bridgeRanking,
@@ -35,8 +36,28 @@ const FIRST_TEXT_CHARS = 2000;
 
 export interface RankingQuery {
   readonly text: string;
+  /** The names the user goes by in the memories (self-names.ts); none when not given. */
+  readonly selfNames?: SelfNamesOfQuery;
   readonly vector: StoredVector;
   readonly filters: MemoryFilters;
+}
+
+/**
+ * The names the user goes by: those known, read as the user in the question's words (the caller embeds the question
+ * so too), and, when due, a space's latest texts to learn them from again, read with the rankings, whose names then
+ * weigh the versions of a fact.
+ */
+export interface SelfNamesOfQuery {
+  readonly known: readonly string[];
+  readonly toLearn: SelfNamesToLearn | undefined;
+}
+
+/** A space whose latest texts (`count`, `chars` of each) say the user's names, and what makes names of them. */
+export interface SelfNamesToLearn {
+  readonly space: string;
+  readonly count: number;
+  readonly chars: number;
+  readonly learn: (texts: readonly string[]) => string[];
 }
 
 export interface Ranking {
@@ -65,19 +86,25 @@ export async function rankMemories(
   query: RankingQuery,
   options: { readonly exactScanLimit: number; readonly results: ResultsWanted },
 ): Promise<Ranking> {
-  const words = contentWords(query.text);
-  const person = personWords(query.text);
+  const known = query.selfNames?.known ?? [];
+  const toLearn = query.selfNames?.toLearn;
+  // "Where does Tomasz work?" asked by Tomasz is "Where does the user work?": found in "I work …" as in "Tomasz works …".
+  const asked = namingUser(query.text, known);
+  const words = contentWords(asked);
+  const person = personWords(asked);
   const question: RecallQuestion = {
     vector: query.vector,
     filters: query.filters,
     words,
-    alternatives: alternativeWords(query.text),
-    meaningWords: dictionaryWords(meaningCandidates(query.text)),
+    alternatives: alternativeWords(asked),
+    meaningWords: dictionaryWords(meaningCandidates(asked)),
     personWords: person.asked,
     personSearched: person.searched,
-    firstTexts: { count: (lookups) => firstTextsWanted(query.text, lookups.unused), chars: FIRST_TEXT_CHARS },
+    firstTexts: { count: (lookups) => firstTextsWanted(asked, lookups.unused), chars: FIRST_TEXT_CHARS },
+    ...(toLearn === undefined ? {} : { latestTexts: { space: toLearn.space, count: toLearn.count, chars: toLearn.chars } }),
   };
   const evidence = await gatherFirstEvidence(trx, spaces, question, options);
+  const selfNames = toLearn === undefined ? known : toLearn.learn(evidence.latestTexts ?? []);
   const context: RetrieverContext = { trx, spaces, filters: query.filters, memories: evidence.memories };
   const restatements = new Map<number, RestatementHit[]>();
   for (const hit of evidence.restatements) restatements.set(hit.memoryId, [...(restatements.get(hit.memoryId) ?? []), hit]);
@@ -86,7 +113,7 @@ export async function rankMemories(
   // The others start from the first results: with none, there is nothing to start from.
   if (ranked.length === 0) return { ranked, plan: evidence.plan, restatements, records: new Map() };
   const firstTexts = firstResultTexts(trx, spaces, ranked, evidence.texts);
-  const bridgeSearched = await bridgeSearch(query.text, words, firstTexts);
+  const bridgeSearched = await bridgeSearch(asked, words, firstTexts);
   const meaning = await meaningRetriever(evidence.lookups.unused, firstTexts);
   const continuation = await continuationRetriever(context, ranked[0]!.id, evidence);
   const rankWith = (bridge: RetrieverRanking | undefined): FusedItem[] => {
@@ -100,7 +127,7 @@ export async function rankMemories(
   const arranged = await arrangeFirstResults(
     trx,
     spaces,
-    query.text,
+    { text: query.text, selfNames },
     rankWith(undefined),
     options.results,
     bridge === undefined ? undefined : { search: bridge.statement, rank: (hits) => rankWith(hits.length === 0 ? undefined : bridgeRanking(hits)), searchAlone: bridge.alone },

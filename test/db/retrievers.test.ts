@@ -224,7 +224,7 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
       let alone = 0;
       const arranged = await asSubject((trx, context) => {
         const bridge = bridgeStatement(context, 'lessons Theo Bell');
-        return arrangeFirstResults(trx, subject, 'Who gives Theo lessons?', preliminary(), wanted, {
+        return arrangeFirstResults(trx, subject, { text: 'Who gives Theo lessons?', selfNames: [] }, preliminary(), wanted, {
           search: bridge.statement,
           rank: (hits) => {
             hitsSeen = hits.map((hit) => hit.id);
@@ -247,7 +247,7 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
     it('reads again a final first result that was neither among the results nor among the search\'s hits', async () => {
       const arranged = await asSubject((trx, context) => {
         const bridge = bridgeStatement(context, 'lessons Theo Bell');
-        return arrangeFirstResults(trx, subject, 'Who gives Theo lessons?', preliminary(), wanted, {
+        return arrangeFirstResults(trx, subject, { text: 'Who gives Theo lessons?', selfNames: [] }, preliminary(), wanted, {
           search: bridge.statement,
           rank: () => [{ id: ids.answer!, score: 1 }, ...preliminary()],
           searchAlone: bridge.alone,

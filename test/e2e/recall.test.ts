@@ -126,6 +126,19 @@ describe.each(engines)('recall on %s', (engine) => {
     expect((await texts("Who is the user's dentist?")).slice(0, 2)).toEqual([older, newer]);
   });
 
+  it('reads the name the memories call the user by as the user: the answer stored last comes first', async () => {
+    const other = await server.token(newSubject());
+    const [skoda, hyundai] = ['Tomasz drives a red Skoda Octavia estate.', 'I drive a grey Hyundai Ioniq 5.'];
+    for (const text of [skoda, ...FACTS.slice(2), hyundai]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
+    const first = async (query: string) => (await recall({ query, limit: 5 }, other)).memories[0]?.text;
+    // Nothing says who Tomasz is: the question names him, and the text that names him answers it.
+    expect(await first('What car does Tomasz drive?')).toBe(skoda);
+    // Told now (after the service read this subject's names): Tomasz is the user, and his latest car comes first.
+    await server.call(other, 'remember', { text: 'My name is Tomasz Nowak.', dedup_policy: 'insert' });
+    expect(await first('What car does Tomasz drive?')).toBe(hyundai);
+    expect(await first('What car did Tomasz drive before?')).toBe(skoda);
+  });
+
   it('moves a fact told again after the facts that add something, so a two-fact question gets both', async () => {
     const other = await server.token(newSubject());
     const [allergy, again, hobbies] = ['Ivy is allergic to eggs.', 'Ivy has an egg allergy.', 'Ivy loves painting and swimming.'];

@@ -125,11 +125,48 @@ describe('orderByTime', () => {
     // Confirmed since: the older memory is the one known to hold now.
     const confirmed = stored(4, "The user's dentist is Dr Kaur.", 300, 1);
     expect(ids(orderByTime("Who is the user's dentist?", [byrne, confirmed], similar))).toEqual([4, 5]);
-    // Less alike than two versions of one fact, or not in the same words: left alone.
-    expect(ids(orderByTime("Who is the user's dentist?", [kaur, byrne], similarities([[0, 1, 0.5]])))).toEqual([4, 5]);
+    // Less alike than two answers of one question, or not in the same words: left alone.
+    expect(ids(orderByTime("Who is the user's dentist?", [kaur, byrne], similarities([[0, 1, 0.4]])))).toEqual([4, 5]);
     const rent = stored(10, 'The user pays £1,150 a month in rent.', 300);
     const saving = stored(11, 'The user is saving £400 a month towards a house deposit.', 30);
     expect(ids(orderByTime('How much rent does the user pay?', [rent, saving], similarities([[0, 1, 0.8]])))).toEqual([10, 11]);
+  });
+
+  it('asked about the present, puts the latest of two answers saying the same thing of the same one first', () => {
+    const skoda = stored(30, 'Tomasz drives a red Skoda Octavia estate.', 400);
+    const hyundai = stored(31, 'I drive a grey Hyundai Ioniq 5.', 30);
+    const similar = similarities([[0, 1, 0.51]]);
+    // Tomasz is the user: his name and "I" say it of the same one.
+    expect(ids(orderByTime('What car does Tomasz drive?', [skoda, hyundai], similar, ['tomasz']))).toEqual([31, 30]);
+    expect(ids(orderByTime('What car does the user drive?', [skoda, hyundai], similar, ['tomasz']))).toEqual([31, 30]);
+    // Not known to be the user: two people, each with a car.
+    expect(ids(orderByTime('What car does Tomasz drive?', [skoda, hyundai], similar))).toEqual([30, 31]);
+    // Asked about the past, or less alike: left alone.
+    expect(ids(orderByTime('What car did Tomasz drive before?', [skoda, hyundai], similar, ['tomasz']))).toEqual([30, 31]);
+    expect(ids(orderByTime('What car does Tomasz drive?', [skoda, hyundai], similarities([[0, 1, 0.4]]), ['tomasz']))).toEqual([30, 31]);
+    // What the question asks about, of the same one: "My usual run" and "the user's run".
+    const park = stored(32, 'My usual run is 5 km around Victoria Park.', 400);
+    const glen = stored(33, "The user's usual run is a 15 km loop through Rouken Glen.", 30);
+    expect(ids(orderByTime('How far do I usually run?', [park, glen], similarities([[0, 1, 0.52]])))).toEqual([33, 32]);
+  });
+
+  it('takes neither another thing said of the same one nor the same thing said of another for a rival answer', () => {
+    const similar = similarities([[0, 1, 0.6]]);
+    // Another verb: "works" is not "bikes".
+    const hours = stored(40, 'Marcus works 7:30 a.m. to 4 p.m. on weekdays.', 400);
+    const bike = stored(41, 'Marcus bikes to work most days.', 30);
+    expect(ids(orderByTime('What are my work hours?', [hours, bike], similar, ['marcus']))).toEqual([40, 41]);
+    // A verb that says little without its object: "takes sertraline", "takes oat milk".
+    const sertraline = stored(42, 'The user takes 50 mg of sertraline every morning.', 400);
+    const milk = stored(43, 'The user takes oat milk in their coffee.', 30);
+    expect(ids(orderByTime('What does the user take every morning?', [sertraline, milk], similar))).toEqual([42, 43]);
+    // Someone else's: the user's mother is not Sam's, the user's team stand-up not their quiz team.
+    const mother = stored(44, "The user's mother, Brigid, lives in Galway.", 400);
+    const sams = stored(45, "Sam's mother is called Ruth and lives in Harrogate.", 30);
+    expect(ids(orderByTime("Where does the user's mother live?", [mother, sams], similar))).toEqual([44, 45]);
+    const standUp = stored(46, "The user's team stand-up is at 9:30 every weekday.", 400);
+    const quiz = stored(47, "The user's pub quiz team is called Quiz Akabusi.", 30);
+    expect(ids(orderByTime("What time is the user's team meeting?", [standUp, quiz], similar))).toEqual([46, 47]);
   });
 
   it('takes a count in words and in digits for one value, not two versions', () => {

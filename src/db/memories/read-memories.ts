@@ -73,3 +73,15 @@ export async function tagCounts(trx: DbTransaction, spaces: SpaceKeys, limit: nu
      limit ${limit}`.execute(trx);
   return rows.map((row) => ({ tag: row.tag, memories: Number(row.memories) }));
 }
+
+/** The first `chars` of a space's latest `count` live memories (a column `text`), as a query. */
+export function latestTextsQuery(subject: string, count: number, chars: number): RawBuilder<{ text: string }> {
+  return sql<{ text: string }>`select left(text, ${chars}) as text from memories
+    where subject = ${subject} and ${notExpired} order by created_at desc, id desc limit ${count}`;
+}
+
+/** latestTextsQuery's texts, in a statement of their own. */
+export async function latestTexts(trx: DbTransaction, subject: string, count: number, chars: number): Promise<string[]> {
+  const { rows } = await prepared(latestTextsQuery(subject, count, chars)).execute(trx);
+  return rows.map((row) => row.text);
+}

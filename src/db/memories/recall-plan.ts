@@ -3,6 +3,7 @@ import type { StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
 import { continuationsQuery, toContinuations, type ContinuationRow } from './conversation.js';
 import { inSpaces, notExpired, type SpaceKeys } from './filters.js';
+import { latestTexts, latestTextsQuery } from './read-memories.js';
 import type { MemoryFilters } from './records.js';
 import {
   RESTATEMENT_RANKING_ORDER,
@@ -89,6 +90,8 @@ export interface RecallQuestion {
    * look-ups found (0: none), and how much of each.
    */
   readonly firstTexts: { readonly count: (lookups: QuestionWordLookups) => number; readonly chars: number };
+  /** The latest texts of a space to read too (the first `chars` of `count`), or none. */
+  readonly latestTexts?: { readonly space: string; readonly count: number; readonly chars: number };
 }
 
 /** What the question alone finds, before fusion. */
@@ -120,6 +123,8 @@ export interface FirstEvidence {
   /** The subject's number of memories (sizes the other full-text rankings) and of those in a conversation. */
   readonly memories: number;
   readonly inConversations: number;
+  /** The latest texts asked for (RecallQuestion.latestTexts), newest first; undefined when none were. */
+  readonly latestTexts: readonly string[] | undefined;
 }
 
 export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys, question: RecallQuestion, options: { readonly exactScanLimit: number }): Promise<FirstEvidence> {
@@ -141,6 +146,8 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
   const restatedAt = size.restatements > 0 ? add({ query: restatementRankingQuery(...restatementArguments), order: RESTATEMENT_RANKING_ORDER }) : undefined;
   const textCount = question.firstTexts.count(lookups);
   const textsAt = textCount > 0 ? add(firstTextsQuery(spaces, [textAt, personAt], textCount + FIRST_TEXTS_MARGIN, question.firstTexts.chars)) : undefined;
+  const latest = question.latestTexts;
+  const latestAt = latest === undefined ? undefined : add({ query: latestTextsQuery(latest.space, latest.count, latest.chars), order: sql`1` });
   const continuationsAt =
     size.inConversations > 0 ? add({ query: continuationsQuery(spaces, question.filters, firstIds([textAt, personAt], CONTINUATION_ANCHORS)), order: sql`anchor` }) : undefined;
   const restore = walkAtOnce(size, question.vector, exactScanLimit);
@@ -155,6 +162,7 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
   const restatements = restatedAt === undefined ? [] : (rowsAt<RestatementHitRow>(restatedAt)?.map(toRestatementHit) ?? (await restatementRanking(trx, ...restatementArguments)));
   const texts = new Map((rowsAt<{ id: string | number; text: string }>(textsAt) ?? []).map((row) => [Number(row.id), row.text] as const));
   const continuations = toContinuations(rowsAt<ContinuationRow>(continuationsAt) ?? []);
+  const latestTextRows = latest === undefined ? undefined : (rowsAt<{ text: string }>(latestAt)?.map((row) => row.text) ?? (await latestTexts(trx, latest.space, latest.count, latest.chars)));
   return {
     nearest: vector.ids,
     plan: vector.plan,
@@ -166,6 +174,7 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
     continuations,
     memories: size.memories,
     inConversations: size.inConversations,
+    latestTexts: latestTextRows,
   };
 }
 
