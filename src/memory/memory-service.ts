@@ -562,7 +562,7 @@ export class MemoryService {
   async eraseEverything(caller: Caller): Promise<ErasedRows> {
     const { subject } = toPrincipal(caller);
     // The whole person, whatever a token was limited to: the page's own session is never limited.
-    return this.#options.db.withSubject(subject, 'deleting all data', async (trx) => {
+    const erased = await this.#options.db.withSubject(subject, 'deleting all data', async (trx) => {
       await lockSubjectForWrite(trx, subject);
       const owned = await ownedSpaceKeys(trx, subject);
       let erased = await eraseSubject(trx, subject);
@@ -574,6 +574,9 @@ export class MemoryService {
       await removeMemberships(trx, subject);
       return erased;
     });
+    // Nothing read from their memories outlives them, in this process either.
+    this.#selfNames.forget(subject);
+    return erased;
   }
 
   /**

@@ -126,6 +126,11 @@ export class SelfNames {
     return tally.names();
   }
 
+  /** Drops what was read of `space` (its memories are being erased). */
+  forget(space: string): void {
+    this.#tallies.delete(space);
+  }
+
   /** A text stored in `space` (a memory or a restatement) counts at once where the space's names are kept. */
   stored(space: string, text: string): void {
     this.#tallies.get(space)?.tally.add(text);

@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_FILTERS } from '../../src/db/memories/filters.js';
+import { MemoryService } from '../../src/memory/memory-service.js';
 import { engines } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memories.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let subjectCounter = 0;
@@ -137,6 +140,23 @@ describe.each(engines)('recall on %s', (engine) => {
     await server.call(other, 'remember', { text: 'My name is Tomasz Nowak.', dedup_policy: 'insert' });
     expect(await first('What car does Tomasz drive?')).toBe(hyundai);
     expect(await first('What car did Tomasz drive before?')).toBe(skoda);
+  });
+
+  it('forgets the names it read of a user who erases everything', async () => {
+    // A service of its own, whose erase is called directly (the page's route is tested with the page).
+    const service = new MemoryService({ db: server.service.db, embedder: server.service.embedder, nearDuplicateThreshold: server.config.memory.nearDuplicateThreshold });
+    const who = newSubject();
+    const [skoda, hyundai] = ['Tomasz drives a red Skoda Octavia estate.', 'I drive a grey Hyundai Ioniq 5.'];
+    const store = async (texts: readonly string[]) => {
+      for (const text of texts) await service.remember(who, newMemory(text), 'insert');
+    };
+    const first = async () => (await service.recall(who, { query: 'What car does Tomasz drive?', limit: 5, maxChars: 8000, filters: NO_FILTERS })).memories[0]?.text;
+    await store(['My name is Tomasz Nowak.', skoda, ...FACTS.slice(2), hyundai]);
+    expect(await first()).toBe(hyundai);
+    await service.eraseEverything(who);
+    // The same memories again, but nothing says who Tomasz is any more.
+    await store([skoda, ...FACTS.slice(2), hyundai]);
+    expect(await first()).toBe(skoda);
   });
 
   it('moves a fact told again after the facts that add something, so a two-fact question gets both', async () => {

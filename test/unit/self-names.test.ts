@@ -62,5 +62,8 @@ describe('SelfNames', () => {
     names.stored('space-b', "The user's name is Joost.");
     expect(names.known('space-a')).toEqual(['ilse']);
     expect(names.known('space-b')).toBeUndefined();
+    names.forget('space-a');
+    expect(names.known('space-a')).toBeUndefined();
+    expect(names.due('space-a')).toBe(true);
   });
 });
