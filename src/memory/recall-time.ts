@@ -47,9 +47,10 @@ const START_SIMILARITY_ASKED_NOW = 0.5;
 const VERSION_SIMILARITY = 0.7;
 const VERSION_SHARED_WORDS = 0.5;
 /**
- * Asked about the present, two results that say the same thing of the same one ("Tomasz drives …" / "I drive …",
- * the user being Tomasz; "My usual run is …" / "The user's usual run is …"), what the question asks about, are
- * rival answers: the one stored or confirmed last comes first, as for versions of one fact. From this similarity
+ * Two results that say the same thing of the same one ("Tomasz drives …" / "I drive …", the user being Tomasz; "My
+ * usual run is …" / "The user's usual run is …"), what the question asks about, are rival answers, put in time
+ * order as versions of one fact are: asked about the present, the one stored or confirmed last first; about the
+ * past, the other. From this similarity
  * on: rival answers written apart measured 0.45–0.80 in the fresh and blind sets (the lowest of their dev halves,
  * 0.449: "Tomasz plays bass guitar in a covers band" / "I play keyboards in Heavy Weather, a ceilidh band"); texts
  * that share a word of the question and say other things, 0.39–0.59 ("Marcus works 7:30 to 4" / "Marcus bikes to
@@ -150,11 +151,10 @@ export function orderByTime<T extends TimedResult>(
   const questionAsked = namingUser(question, selfNames);
   const asks = namesIn(questionAsked);
   const askedFrame = askedWords(questionAsked);
-  const rivalsAsked = asked === 'present';
   /** The question names what tells two versions apart ("fact number 4", "Dr Kaur"): it asks about that one. */
   const singlesOut = (a: FactShape, b: FactShape): boolean => [...asks].some((name) => a.names.has(name) !== b.names.has(name));
   /** Both say what the question asks about of the same one. */
-  const rivals = (a: FactShape, b: FactShape): boolean => rivalsAsked && a.slot !== undefined && a.slot.whose === b.slot?.whose && a.slot.what === b.slot.what && askedFrame.has(a.slot.what);
+  const rivals = (a: FactShape, b: FactShape): boolean => a.slot !== undefined && a.slot.whose === b.slot?.whose && a.slot.what === b.slot.what && askedFrame.has(a.slot.what);
   /** > 0 when result b should come before result a. */
   const preference = (a: number, b: number): number => {
     const similar = similarity(a, b);

@@ -132,7 +132,7 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('How much rent does the user pay?', [rent, saving], similarities([[0, 1, 0.8]])))).toEqual([10, 11]);
   });
 
-  it('asked about the present, puts the latest of two answers saying the same thing of the same one first', () => {
+  it('puts two answers saying the same thing of the same one in time order, the latest first unless asked about the past', () => {
     const skoda = stored(30, 'Tomasz drives a red Skoda Octavia estate.', 400);
     const hyundai = stored(31, 'I drive a grey Hyundai Ioniq 5.', 30);
     const similar = similarities([[0, 1, 0.51]]);
@@ -141,8 +141,9 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('What car does the user drive?', [skoda, hyundai], similar, ['tomasz']))).toEqual([31, 30]);
     // Not known to be the user: two people, each with a car.
     expect(ids(orderByTime('What car does Tomasz drive?', [skoda, hyundai], similar))).toEqual([30, 31]);
-    // Asked about the past, or less alike: left alone.
-    expect(ids(orderByTime('What car did Tomasz drive before?', [skoda, hyundai], similar, ['tomasz']))).toEqual([30, 31]);
+    // Asked about the past: the earlier one first.
+    expect(ids(orderByTime('What car did Tomasz drive before?', [hyundai, skoda], similar, ['tomasz']))).toEqual([30, 31]);
+    // Less alike: left alone.
     expect(ids(orderByTime('What car does Tomasz drive?', [skoda, hyundai], similarities([[0, 1, 0.4]]), ['tomasz']))).toEqual([30, 31]);
     // What the question asks about, of the same one: "My usual run" and "the user's run".
     const park = stored(32, 'My usual run is 5 km around Victoria Park.', 400);
