@@ -50,11 +50,10 @@ const VERSION_SHARED_WORDS = 0.5;
  * Two results that say the same thing of the same one ("Tomasz drives …" / "I drive …", the user being Tomasz; "My
  * usual run is …" / "The user's usual run is …"), what the question asks about, are rival answers, put in time
  * order as versions of one fact are: asked about the present, the one stored or confirmed last first; about the
- * past, the other. From this similarity
- * on: rival answers written apart measured 0.45–0.80 in the fresh and blind sets (the lowest of their dev halves,
- * 0.449: "Tomasz plays bass guitar in a covers band" / "I play keyboards in Heavy Weather, a ceilidh band"); texts
- * that share a word of the question and say other things, 0.39–0.59 ("Marcus works 7:30 to 4" / "Marcus bikes to
- * work", 0.59, which the slot tells apart).
+ * past, the other. From this similarity on: rival answers written apart measured 0.45–0.80 in the fresh and blind
+ * sets (the lowest of their dev halves, 0.449: "Tomasz plays bass guitar in a covers band" / "I play keyboards in
+ * Heavy Weather, a ceilidh band"); texts that share a word of the question and say other things, 0.39–0.59
+ * ("Marcus works 7:30 to 4" / "Marcus bikes to work", 0.59, which the slot tells apart).
  */
 const RIVAL_SIMILARITY = 0.44;
 
@@ -198,7 +197,7 @@ interface FactShape {
   readonly slot: Slot | undefined;
 }
 
-/** What a text says something of: whose or who ("user", "sam", "user's mother"), and what (a stemmed word). */
+/** What a text says something of: who or whose ("user", "sam's"), and what (a stemmed verb or thing). */
 interface Slot {
   readonly whose: string;
   readonly what: string;

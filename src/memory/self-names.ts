@@ -2,11 +2,11 @@ import { STOP_WORDS } from './english.js';
 
 /**
  * The names a subject's memories call the user by. Clients write about the user by name as often as by "I" or
- * "the user" ("Tomasz drives a red Skoda" / "I drive a grey Hyundai"); recall reads such a name as the user when it
- * weighs versions of a fact. A name is the user's when the memories say so ("My name is Tomasz", "The user's name is
+ * "the user" ("Tomasz drives a red Skoda" / "I drive a grey Hyundai"); recall reads such a name as the user in the
+ * question and when it weighs versions of a fact. A name is the user's when the memories say so ("My name is Tomasz", "The user's name is
  * Marcus Delgado"), or when one name is what they are about: the subject of a large share of them, never a relation
  * of the user's ("my brother Tomasz") and hardly ever beside the user in one text ("Tomasz and I"). A wrong guess
- * only reorders versions of one fact among the first results.
+ * changes what recall searches for and how it orders versions of a fact, never a memory.
  */
 export class NameTally {
   /** How many texts were read. */
