@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NameTally, namingUser, SelfNames } from '../../src/memory/self-names.js';
 
 const tallied = (texts: readonly string[]): string[] => {
@@ -65,5 +65,23 @@ describe('SelfNames', () => {
     names.forget('space-a');
     expect(names.known('space-a')).toBeUndefined();
     expect(names.due('space-a')).toBe(true);
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('asks for a space’s texts again after ten minutes, using the names last read until then', () => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 10, 30, 8) });
+    const names = new SelfNames();
+    names.read('space-a', ["The user's name is Ilse."]);
+    vi.advanceTimersByTime(9 * 60_000);
+    expect(names.due('space-a')).toBe(false);
+    vi.advanceTimersByTime(60_000);
+    expect(names.due('space-a')).toBe(true);
+    expect(names.known('space-a')).toEqual(['ilse']);
+    names.read('space-a', ['My name is Wim.']);
+    expect(names.due('space-a')).toBe(false);
+    expect(names.known('space-a')).toEqual(['wim']);
   });
 });
