@@ -248,7 +248,7 @@ const asTheUser = (text: string): string =>
 /** A question's lowercase words that are not grammar, stemmed ("drives" = "drive", "weighed" = "weigh"). */
 function askedWords(text: string): Set<string> {
   const words = text.match(/\b\p{Ll}[\p{Ll}'-]*/gu) ?? [];
-  return new Set(words.map((word) => word.replace(/'s$/, '')).filter((word) => word.length > 2 && !STOP_WORDS.has(word) && word !== 'user').map((word) => stemmer(word)));
+  return new Set(words.map((word) => word.replace(/'s$/, '')).filter((word) => word.length > 2 && !STOP_WORDS.has(word)).map((word) => stemmer(word)));
 }
 
 /** Two texts that say mostly the same words about different names or numbers: two versions of one fact. */

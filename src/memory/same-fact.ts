@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer';
 import { boundedCache } from './bounded-cache.js';
+import { namingUser } from './self-names.js';
 import { isEntry, isEntryAs, meaningsOf, namesOnlyAThing } from './wordnet.js';
 import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDINALS, POSSESSIVES_NOT_OBJECTS, SMALL_NUMBERS, STOP_WORDS, TENS, TENTHS, WEEKDAY_NAMES, WEEKDAYS, BROADER_ROLES, roleOf, variantPairs } from './english.js';
 
@@ -74,7 +75,7 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
       storedName !== undefined
         ? compareEvidence(readAsUser(stored, storedName), right, similarity)
         : incomingName !== undefined
-          ? compareEvidence(left, incomingAsUser(incomingName, () => evidenceOf(namingTheUser(incoming, incomingName))), similarity)
+          ? compareEvidence(left, incomingAsUser(incomingName, () => evidenceOf(namingUser(incoming, [incomingName]))), similarity)
           : undefined;
     if (asUser?.same === true) return asUser;
     // Read once more with an acronym written out as the other text writes it ("the LGI" / "Leeds General
@@ -141,12 +142,9 @@ function userByName(text: string, evidence: Evidence, otherText: string, other: 
 
 /** A stored text's evidence with `name` read as the user's, kept with the stored texts' own. */
 const readAsUser = (stored: string, name: string): Evidence => {
-  const text = namingTheUser(stored, name);
+  const text = namingUser(stored, [name]);
   return storedEvidence(text, () => evidenceOf(text));
 };
-
-/** `text` with `name` read as the user: "Noor's" → "the user's", "Noor" → "the user". */
-const namingTheUser = (text: string, name: string): string => text.replace(new RegExp(String.raw`(?<![\p{L}\p{N}])${name}(?![\p{L}\p{N}])`, 'gu'), 'the user');
 
 /** Stored texts' evidence lately read; bounded, in process memory only, and never shown. */
 const storedEvidence = boundedCache<Evidence>(1_000);

@@ -76,8 +76,8 @@ const isName = (word: string): boolean => !STOP_WORDS.has(word.toLowerCase()) &&
 const NOT_NAMES = new Set(['user', 'home', 'work', 'every', 'each', 'since', 'until', 'last', 'next', 'today', 'tomorrow', 'yesterday', 'note', 'reminder']);
 
 /**
- * `text` with each of `names` (lowercase) written as the user: "Tomasz's GP" → "the user's GP", "Tomasz drives" →
- * "the user drives". `text` itself when there are none.
+ * `text` with each of `names` (lowercase, or capitalised as written) written as the user: "Tomasz's GP" → "the
+ * user's GP", "Tomasz drives" → "the user drives". `text` itself when there are none.
  */
 export function namingUser(text: string, names: readonly string[]): string {
   if (names.length === 0) return text;
