@@ -114,6 +114,11 @@ describe('orderByTime', () => {
     // A present-tense question that does not say "now" keeps the higher floor, and so does a lower likeness.
     expect(ids(orderByTime('What car does the user drive?', [skoda, kia], similar))).toEqual([15, 16]);
     expect(ids(orderByTime('What car does the user drive now?', [skoda, kia], similarities([[0, 1, 0.45]])))).toEqual([15, 16]);
+    // A text saying it changed ("these days") claims the present at least as plainly as one saying when it started.
+    const pixel = stored(17, 'My phone is a Google Pixel 6.', 400);
+    const iphone = stored(18, 'These days the user carries an iPhone 15 Pro.', 100);
+    expect(ids(orderByTime('What phone do I have at the moment?', [pixel, iphone], similarities([[0, 1, 0.54]])))).toEqual([18, 17]);
+    expect(ids(orderByTime('What phone do I have?', [pixel, iphone], similarities([[0, 1, 0.54]])))).toEqual([17, 18]);
   });
 
   it('orders two alike versions that mark no time by when each was last known to hold', () => {
@@ -149,6 +154,9 @@ describe('orderByTime', () => {
     const park = stored(32, 'My usual run is 5 km around Victoria Park.', 400);
     const glen = stored(33, "The user's usual run is a 15 km loop through Rouken Glen.", 30);
     expect(ids(orderByTime('How far do I usually run?', [park, glen], similarities([[0, 1, 0.52]])))).toEqual([33, 32]);
+    // A day's name inside the phrase says which run; the phrase goes on to "run".
+    const sunday = stored(34, "The user's regular Sunday run is a 15 km loop through Rouken Glen.", 30);
+    expect(ids(orderByTime('How far do I usually run?', [park, sunday], similarities([[0, 1, 0.52]])))).toEqual([34, 32]);
   });
 
   it('takes neither another thing said of the same one nor the same thing said of another for a rival answer', () => {
