@@ -280,7 +280,8 @@ const PERSON_WORDS: readonly (readonly [asked: string, searched: string])[] = [
   ['stepmother', 'stepmother stepmum stepmom father dad partner wife'],
   ['relative kin kinsman kinswoman',
     'relative family mother father mum dad parent brother sister sibling son daughter child kid grandmother grandfather grandma grandpa aunt uncle cousin niece nephew in-laws partner spouse husband wife'],
-  ['boss manager supervisor', 'boss manager supervisor'],
+  // Whom someone reports to is their manager: "Marcus reports to Derek Ames".
+  ['boss manager supervisor', 'boss manager supervisor reports'],
   ['colleague teammate', 'colleague coworker teammate'],
 ];
 const SEARCHED_FOR = new Map<string, string[]>(

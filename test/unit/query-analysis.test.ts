@@ -136,6 +136,8 @@ describe('personWords', () => {
     expect(personWords('Where does my mum live?').searched).toEqual(['mother', 'mom', 'parent']);
     expect(personWords('Which relative has the user not talked to in years?').searched).toEqual(expect.arrayContaining(['brother', 'aunt', 'cousin']));
     expect(personWords("Where is the user's closest mate based?").searched).toEqual(['friend', 'pal', 'buddy', 'bestie']);
+    // A manager is as often said the other way round: "Marcus reports to Derek Ames".
+    expect(personWords("What's my boss's name?").searched).toEqual(['manager', 'supervisor', 'reports']);
   });
 
   it('reads a relative by marriage as a partner\'s relative or a relative\'s partner, and a step-parent as a parent\'s partner', () => {
