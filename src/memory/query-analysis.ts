@@ -82,10 +82,11 @@ export function alternativeWords(query: string): string[] {
 const TIME_QUALIFIERS = /\b(?:right now|now|nowadays|currently|these days|at the moment|at present|presently|any ?more)\b/gi;
 const BEFORE_WHAT = /\b[Bb]efore(?=\s*(?:[?.!]|$|\p{Lu}))/gu;
 /**
- * "My old boss", "the user's former flatmate": a word that says the person or thing is a past one (recall-time.ts
- * reads it), not one the memories use: searched, "old" finds "a five-year-old ginger tabby".
+ * "My old boss", "the user's former flatmate", "his current job": a word that says the person or thing is a past
+ * one or the present one (recall-time.ts reads it), not one the memories use: searched, "old" finds "a
+ * five-year-old ginger tabby" and "current" finds "Tomasz's current account".
  */
-const FORMER = new RegExp(String.raw`(?<=\b(?:${POSSESSIVES.join('|')}|user's)\s+)(?:old|former|previous)\b`, 'giu');
+const PAST_OR_PRESENT_ONE = new RegExp(String.raw`(?<=\b(?:${POSSESSIVES.join('|')}|user's)\s+)(?:old|former|previous|current)\b`, 'giu');
 
 /** "What does she do for a living?" asks for an occupation: "living" would search "lives in Leeds". */
 const FOR_A_LIVING = /\bfor an? living\b/gi;
@@ -95,7 +96,7 @@ const FOR_A_LIVING = /\bfor an? living\b/gi;
  * that say it is about the present, or about a past one ("my old boss").
  */
 function withoutAnswerType(query: string): string {
-  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ').replace(FORMER, ' ').replace(FOR_A_LIVING, ' ');
+  return query.replace(/[’]/g, "'").replace(ANSWER_TYPE, '$1$2').replace(MODALS, ' ').replace(TIME_QUALIFIERS, ' ').replace(BEFORE_WHAT, ' ').replace(PAST_OR_PRESENT_ONE, ' ').replace(FOR_A_LIVING, ' ');
 }
 
 /** Titles and the words they shorten, each way. */

@@ -43,6 +43,9 @@ describe('contentWords', () => {
     // "My old boss" is a past one (the time is read elsewhere): "old" would find "a five-year-old tabby".
     expect(words("Who was the user's old boss?")).not.toContain('old');
     expect(words('Where does my former flatmate live?')).not.toContain('former');
+    // So is "his current job" the present one: "current" would find "Tomasz's current account".
+    expect(words('Where did Tomasz work before his current job?')).not.toContain('current');
+    expect(words('Which current affairs podcast does the user like?')).toContain('current');
     expect(words('How old is the old oak in the garden?')).toContain('oak');
     expect(words('What did the user do with the old piano?')).toContain('old');
     // "The user" is whom every memory is about, as "my" is: not searched ("The user's sister is Lucia" is no answer
