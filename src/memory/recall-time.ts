@@ -76,6 +76,12 @@ const CHANGED =
 const STARTED = /\b(?:since|as of|still|recently|lately|this year|bought|started|joined|took up|has taken up|became|adopted)\b/i;
 const PAST =
   /\b(?:used to|until|till|previously|formerly|former|ex-|back then|back in|in the past|growing up|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months))\b/i;
+/**
+ * The name a question about the past places its answer before ("Which language did I study before Japanese?",
+ * "Who was my doctor before Dr Varma?"): a result that names it tells what came after, not the answer, and goes
+ * after a result about the same matter (PAST_SIMILARITY) that does not.
+ */
+const BEFORE_REFERENCE = /\bbefore (?:(?:Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+)?(\p{Lu}\p{Ll}+)\b/u;
 /** "Before Northwind, …": before a name (not "before lunch"). */
 const BEFORE_NAME = /\b[Bb]efore \p{Lu}/u;
 /** "was"/"were" before a description ("The user's GP was Dr Patel"), not before an event's participle ("was born"). */
@@ -157,10 +163,15 @@ export function orderByTime<T extends TimedResult>(
   const singlesOut = (a: FactShape, b: FactShape): boolean => [...asks].some((name) => a.names.has(name) !== b.names.has(name));
   /** Both say what the question asks about of the same one. */
   const rivals = (a: FactShape, b: FactShape): boolean => a.slot !== undefined && a.slot.whose === b.slot?.whose && a.slot.what === b.slot.what && askedFrame.has(a.slot.what);
+  const reference = asked === 'past' ? BEFORE_REFERENCE.exec(questionAsked)?.[1] : undefined;
+  // A result that itself says "before Christmas" is about that time, not after it.
+  const namesReference =
+    reference === undefined ? undefined : results.map((result) => new RegExp(String.raw`\b${reference}\b`, 'u').test(result.text) && !new RegExp(String.raw`\b[Bb]efore ${reference}\b`, 'u').test(result.text));
   /** > 0 when result b should come before result a. */
   const preference = (a: number, b: number): number => {
     const similar = similarity(a, b);
     if (similar === null) return 0;
+    if (namesReference !== undefined && similar >= PAST_SIMILARITY && namesReference[a] !== namesReference[b]) return namesReference[a] ? 1 : -1;
     const rival = similar >= RIVAL_SIMILARITY && rivals(facts[a]!, facts[b]!);
     const [markA, markB] = [marks[a]!, marks[b]!];
     if (markA !== markB) {

@@ -93,6 +93,23 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('Which running club am I in?', [rugby, now], similarities([[0, 1, 0.6]])))).toEqual([14, 13]);
   });
 
+  it('asked what came before a name, puts a result naming it after one about the same matter that does not', () => {
+    const japanese = stored(50, 'Tomasz is learning Japanese with a tutor on Wednesday evenings.', 10, 10, 0.9);
+    const spanish = stored(51, 'Back when Maisie was in P3, I was taking evening classes in Spanish.', 5, 5, 0.4);
+    const similar = similarities([[0, 1, 0.5]]);
+    expect(ids(orderByTime('Which language did I study before Japanese?', [japanese, spanish], similar))).toEqual([51, 50]);
+    // A title is not the name: "before Dr Varma" is before Varma.
+    const varma = stored(52, "Marcus's doctor is Dr. Priya Varma.", 10, 10, 0.9);
+    const hollis = stored(53, "Marcus's primary care doctor is Dr. Alan Hollis at Providence.", 300, 300, 0.5);
+    expect(ids(orderByTime("Who was Marcus's doctor before Dr. Varma?", [varma, hollis], similar))).toEqual([53, 52]);
+    // Not asked about before it, about another matter, or a result about the time before it: left alone.
+    expect(ids(orderByTime('Which language is Tomasz learning with Japanese?', [japanese, spanish], similar))).toEqual([50, 51]);
+    expect(ids(orderByTime('Which language did I study before Japanese?', [japanese, spanish], similarities([[0, 1, 0.2]])))).toEqual([50, 51]);
+    const painted = stored(54, 'Before Christmas I painted the hallway, and at Christmas we hosted my parents.', 40, 40, 0.9);
+    const fence = stored(55, 'I fixed the fence in the autumn.', 50, 50, 0.5);
+    expect(ids(orderByTime('What did I do before Christmas?', [painted, fence], similar))).toEqual([54, 55]);
+  });
+
   it('leaves results about other matters where they are, and a question in the past tense naming no time alone', () => {
     // Marked differently but not alike: not two versions of one fact.
     expect(ids(orderByTime('Where does the user work?', [acme, other, globex], similarities([])))).toEqual([1, 3, 2]);
