@@ -117,6 +117,15 @@ describe.each(engines)('recall on %s', (engine) => {
     expect(await first('Where did the user live before?')).toBe(before);
   });
 
+  it('asked what came before a name, does not answer with the memory that names it', async () => {
+    const other = await server.token(newSubject());
+    const [japanese, spanish] = ['The user is learning Japanese with a tutor on Wednesday evenings.', 'A few years ago I took evening classes in Spanish.'];
+    for (const text of [spanish, ...FACTS, japanese]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
+    const first = async (query: string) => (await recall({ query, limit: 5 }, other)).memories[0]?.text;
+    expect(await first('Which language is the user learning with a tutor?')).toBe(japanese);
+    expect(await first('Which language did the user study before Japanese?')).toBe(spanish);
+  });
+
   it('puts the version of a fact known more recently first: stored later, or confirmed since', async () => {
     const other = await server.token(newSubject());
     const [older, newer] = ["The user's dentist is Dr Kaur on Gloucester Road.", "The user's dentist is Dr Byrne at Easton Dental."];
