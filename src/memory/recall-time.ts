@@ -15,7 +15,7 @@ import { namingUser } from './self-names.js';
  * a description), then for two versions of one fact ("The user's dentist is Dr Kaur" / "… is Dr Byrne") the latest
  * year each names and when each was last known to hold (last_confirmed_at, which confirm and restatements move, or
  * its storing). Asked about the past, a text marked past passes another only if it answers nearly as well
- * (PAST_SCORE_RATIO).
+ * (PAST_SCORE_RATIO); asked what came before a name ("before Japanese"), a text naming it is not the answer.
  */
 
 /** How many of the first results are compared. */
@@ -81,7 +81,7 @@ const PAST =
  * "Who was my doctor before Dr Varma?"): a result that names it tells what came after, not the answer, and goes
  * after a result about the same matter (PAST_SIMILARITY) that does not.
  */
-const BEFORE_REFERENCE = /\bbefore (?:(?:Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+)?(\p{Lu}\p{Ll}+)\b/u;
+const BEFORE_REFERENCE = /\b[Bb]efore (?:(?:Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+)?(\p{Lu}\p{Ll}+)\b/u;
 /** "Before Northwind, …": before a name (not "before lunch"). */
 const BEFORE_NAME = /\b[Bb]efore \p{Lu}/u;
 /** "was"/"were" before a description ("The user's GP was Dr Patel"), not before an event's participle ("was born"). */
