@@ -119,7 +119,7 @@ describe.each(engines)('recall on %s', (engine) => {
 
   it('asked what came before a name, does not answer with the memory that names it', async () => {
     const other = await server.token(newSubject());
-    const [japanese, spanish] = ['The user is learning Japanese with a tutor on Wednesday evenings.', 'A few years ago I took evening classes in Spanish.'];
+    const [japanese, spanish] = ['The user is learning Japanese with a tutor on Wednesday evenings.', 'I used to take evening classes in Spanish.'];
     for (const text of [spanish, ...FACTS, japanese]) await server.call(other, 'remember', { text, dedup_policy: 'insert' });
     const first = async (query: string) => (await recall({ query, limit: 5 }, other)).memories[0]?.text;
     expect(await first('Which language is the user learning with a tutor?')).toBe(japanese);

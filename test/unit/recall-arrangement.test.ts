@@ -105,6 +105,9 @@ describe('orderByTime', () => {
     // Not asked about before it, about another matter, or a result about the time before it: left alone.
     expect(ids(orderByTime('Which language is Tomasz learning with Japanese?', [japanese, spanish], similar))).toEqual([50, 51]);
     expect(ids(orderByTime('Which language did I study before Japanese?', [japanese, spanish], similarities([[0, 1, 0.2]])))).toEqual([50, 51]);
+    // A result that does not say it held before must be nearer to pass it: "The user's NHS number is …" (0.37) is not.
+    const nhs = stored(56, "The user's NHS number is 485 777 3456.", 20, 20, 0.5);
+    expect(ids(orderByTime('Which language did I study before Japanese?', [japanese, nhs], similarities([[0, 1, 0.37]])))).toEqual([50, 56]);
     const painted = stored(54, 'Before Christmas I painted the hallway, and at Christmas we hosted my parents.', 40, 40, 0.9);
     const fence = stored(55, 'I fixed the fence in the autumn.', 50, 50, 0.5);
     expect(ids(orderByTime('What did I do before Christmas?', [painted, fence], similar))).toEqual([54, 55]);
