@@ -11,10 +11,10 @@ import { namingUser } from './self-names.js';
  *
  * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
  * "switched", "instead", or a verb of change: "upgraded to", "moved into", "quit", "gave up", "is down to"; a
- * start: "since", "bought", "this year"; the past: "used to", "until", "previously", "before moving", "was" before
- * a description), then for two versions of one fact ("The user's dentist is Dr Kaur" / "… is Dr Byrne") the latest
- * year each names and when each was last known to hold (last_confirmed_at, which confirm and restatements move, or
- * its storing). Asked about the past, a text marked past passes another only if it answers nearly as well
+ * start: "since", "bought", "this year"; the past: "used to", "until", "previously", "before moving", "years
+ * ago", "was" before a description), then for two versions of one fact ("The user's dentist is Dr Kaur" / "… is Dr
+ * Byrne") the latest year each names and when each was last known to hold (last_confirmed_at, which confirm and
+ * restatements move, or its storing). Asked about the past, a text marked past passes another only if it answers nearly as well
  * (PAST_SCORE_RATIO); asked what came before a name ("before Japanese"), a text naming it is not the answer.
  */
 
@@ -75,7 +75,7 @@ const CHANGED =
   /\b(?:now|nowadays|currently|these days|at the moment|at present|presently|no longer|any ?more(?=\s*(?:[.,;!]|$))|instead|switched|again|upgraded|downgraded|swapped|replaced|traded in|quit|gave up|moved (?:to|into|in with|over to)|changed (?:to|over)|(?:is|am|are|'m|'re) (?:down|up) to)\b/i;
 const STARTED = /\b(?:since|as of|still|recently|lately|this year|bought|started|joined|took up|has taken up|became|adopted)\b/i;
 const PAST =
-  /\b(?:used to|until|till|previously|formerly|former|ex-|back then|back in|in the past|growing up|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months))\b/i;
+  /\b(?:used to|until|till|previously|formerly|former|ex-|back then|back in|in the past|growing up|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months)|\w+ (?:years?|months?) ago)\b/i;
 /**
  * The name a question about the past places its answer before ("Which language did I study before Japanese?",
  * "Who was my doctor before Dr Varma?"): a result that names it tells what came after, not the answer, and goes

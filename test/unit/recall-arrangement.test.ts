@@ -36,6 +36,8 @@ describe('timeMark and questionTime', () => {
     ["The user's GP was Dr Patel.", -1],
     ['Before Northwind, the user worked at Sage.', -1],
     ['I lived in Cardiff for six years.', -1],
+    ['A few years ago I took evening classes in Spanish.', -1],
+    ["The user's daughter is two months old.", 0],
     ['The user was born in 1990 in Swansea.', 0],
     ['The user is most productive before lunch.', 0],
     ['The user does not want any more pets.', 0],
