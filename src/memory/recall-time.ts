@@ -14,8 +14,9 @@ import { namingUser } from './self-names.js';
  * start: "since", "bought", "this year"; the past: "used to", "until", "previously", "before moving", "years
  * ago", "was" before a description), then for two versions of one fact ("The user's dentist is Dr Kaur" / "… is Dr
  * Byrne") the latest year each names and when each was last known to hold (last_confirmed_at, which confirm and
- * restatements move, or its storing). Asked about the past, a text marked past passes another only if it answers nearly as well
- * (PAST_SCORE_RATIO); asked what came before a name ("before Japanese"), a text naming it is not the answer.
+ * restatements move, or its storing). Asked about the past, a text marked past passes another only if it answers
+ * nearly as well (PAST_SCORE_RATIO); asked what came before a name ("before Japanese"), a text naming it is not the
+ * answer.
  */
 
 /** How many of the first results are compared. */
