@@ -84,7 +84,7 @@ const PAST =
  * from RIVAL_SIMILARITY for another (an unrelated fact in the first results measured 0.37: "The user is learning
  * Japanese …" / "The user's NHS number is …").
  */
-const BEFORE_REFERENCE = /\b[Bb]efore (?:(?:Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+)?(\p{Lu}\p{Ll}+)\b/u;
+const BEFORE_REFERENCE = /\b[Bb]efore (?:(?:Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+)?(\p{Lu}\p{Ll}+)(?![\p{L}\p{N}])/u;
 /** "Before Northwind, …": before a name (not "before lunch"). */
 const BEFORE_NAME = /\b[Bb]efore \p{Lu}/u;
 /** "was"/"were" before a description ("The user's GP was Dr Patel"), not before an event's participle ("was born"). */
@@ -167,9 +167,7 @@ export function orderByTime<T extends TimedResult>(
   /** Both say what the question asks about of the same one. */
   const rivals = (a: FactShape, b: FactShape): boolean => a.slot !== undefined && a.slot.whose === b.slot?.whose && a.slot.what === b.slot.what && askedFrame.has(a.slot.what);
   const reference = asked === 'past' ? BEFORE_REFERENCE.exec(questionAsked)?.[1] : undefined;
-  // A result that itself says "before Christmas" is about that time, not after it.
-  const namesReference =
-    reference === undefined ? undefined : results.map((result) => new RegExp(String.raw`\b${reference}\b`, 'u').test(result.text) && !new RegExp(String.raw`\b[Bb]efore ${reference}\b`, 'u').test(result.text));
+  const namesReference = reference === undefined ? undefined : namingAfter(results, reference);
   /** > 0 when result b should come before result a. */
   const preference = (a: number, b: number): number => {
     const similar = similarity(a, b);
@@ -209,6 +207,16 @@ export function orderByTime<T extends TimedResult>(
   return order.map((index) => results[index]!);
 }
 
+/**
+ * For each result, whether it names `name` (a whole word, as names are matched elsewhere: "Zoë" is not "Zo") other
+ * than as "before <name>": a result that itself says "before Christmas" is about that time, not after it.
+ */
+function namingAfter(results: readonly TimedResult[], name: string): boolean[] {
+  const named = new RegExp(String.raw`(?<![\p{L}\p{N}])${name}(?![\p{L}\p{N}])`, 'u');
+  const namedAsBefore = new RegExp(String.raw`\b[Bb]efore ${name}(?![\p{L}\p{N}])`, 'u');
+  return results.map((result) => named.test(result.text) && !namedAsBefore.test(result.text));
+}
+
 interface FactShape {
   readonly words: ReadonlySet<string>;
   readonly names: ReadonlySet<string>;
@@ -236,8 +244,9 @@ function slotOf(text: string): Slot | undefined {
     const possessive = token === "user's" || /^\p{Lu}\p{Ll}+'s$/u.test(token) ? token.toLowerCase().replace(/'s$/, '') : undefined;
     if (possessive !== undefined) {
       let head: string | undefined;
-      for (let next = at + 1; next < tokens.length && (isPlain(tokens[next]!) || WEEKDAY.has(tokens[next]!)); next++) {
-        if (isPlain(tokens[next]!)) head = tokens[next]!.replace(/'s$/, '');
+      for (const word of tokens.slice(at + 1)) {
+        if (isPlain(word)) head = word.replace(/'s$/, '');
+        else if (!WEEKDAY.has(word)) break;
       }
       return head === undefined ? undefined : { whose: `${possessive}'s`, what: stemmer(head) };
     }

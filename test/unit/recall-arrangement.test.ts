@@ -110,6 +110,10 @@ describe('orderByTime', () => {
     // A result that does not say it held before must be nearer to pass it: "The user's NHS number is …" (0.37) is not.
     const nhs = stored(56, "The user's NHS number is 485 777 3456.", 20, 20, 0.5);
     expect(ids(orderByTime('Which language did I study before Japanese?', [japanese, nhs], similarities([[0, 1, 0.37]])))).toEqual([50, 56]);
+    // The whole name: "before Zoë" does not name "Zoé".
+    const zoe = stored(57, 'Zoé teaches the user French.', 10, 10, 0.9);
+    const piano = stored(58, 'I used to have piano lessons with Mr Kerr.', 300, 300, 0.4);
+    expect(ids(orderByTime('Who was my piano teacher before Zoë?', [zoe, piano], similarities([[0, 1, 0.5]])))).toEqual([57, 58]);
     const painted = stored(54, 'Before Christmas I painted the hallway, and at Christmas we hosted my parents.', 40, 40, 0.9);
     const fence = stored(55, 'I fixed the fence in the autumn.', 50, 50, 0.5);
     expect(ids(orderByTime('What did I do before Christmas?', [painted, fence], similar))).toEqual([54, 55]);
