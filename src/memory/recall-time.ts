@@ -7,7 +7,8 @@ import { namingUser } from './self-names.js';
  * Time in recall: when the first results say different things about the same matter at different times ("worked
  * at Acme until 2024", "now works at Globex"), the current one comes first unless the question asks about the past
  * ("Where did I work before?"), which gets the older one first. A stage over the fused ranking's first results:
- * it only swaps pairs about the same matter, so every other result keeps its place.
+ * only results about the same matter pass each other, and the one passed goes right after the one passing it, so a
+ * misjudged time costs the right answer one place, and a result about something else moves down one at most.
  *
  * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
  * "switched", "instead", or a verb of change: "upgraded to", "moved into", "quit", "gave up", "is down to"; a
@@ -140,8 +141,8 @@ export interface TimedResult {
 /**
  * `results` (the first results, best first) with the results about the same matter put in time order: for a
  * question about the past, what held before first; otherwise what holds now. `similarity(i, j)` is the cosine
- * similarity of results i and j (null when unknown: never the same matter). Pairs are swapped in place, so a
- * result about something else never moves.
+ * similarity of results i and j (null when unknown: never the same matter). A result that should come first is
+ * moved in front of the one it passes, which goes down one place with those between them.
  */
 export function orderByTime<T extends TimedResult>(
   question: string,
@@ -191,18 +192,20 @@ export function orderByTime<T extends TimedResult>(
     return direction * (knownAt(results[b]!) - knownAt(results[a]!) || results[b]!.id - results[a]!.id);
   };
   const order = results.map((_, index) => index);
-  // Pairwise swaps until every compared pair is in order (or a few passes: the preference need not be transitive).
+  // Moves until every compared pair is in order (or a few passes: the preference need not be transitive). A move,
+  // not a swap: swapped, the passed version fell as far as the other had ranked, out of the first five for some
+  // questions (bench/README.md, "Passed versions go down one place").
   for (let pass = 0; pass < results.length; pass++) {
-    let swapped = false;
+    let moved = false;
     for (let i = 0; i < order.length; i++) {
       for (let j = i + 1; j < order.length; j++) {
         if (preference(order[i]!, order[j]!) > 0) {
-          [order[i], order[j]] = [order[j]!, order[i]!];
-          swapped = true;
+          order.splice(i, 0, ...order.splice(j, 1));
+          moved = true;
         }
       }
     }
-    if (!swapped) break;
+    if (!moved) break;
   }
   return order.map((index) => results[index]!);
 }
