@@ -8,7 +8,7 @@ import { namingUser } from './self-names.js';
  * at Acme until 2024", "now works at Globex"), the current one comes first unless the question asks about the past
  * ("Where did I work before?"), which gets the older one first. A stage over the fused ranking's first results:
  * only results about the same matter pass each other, and the one passed goes right after the one passing it, so a
- * misjudged time costs the right answer one place, and a result about something else moves down one at most.
+ * misjudged time costs the right answer one place, and each result between them moves down one place.
  *
  * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
  * "switched", "instead", or a verb of change: "upgraded to", "moved into", "quit", "gave up", "is down to"; a
