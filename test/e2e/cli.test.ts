@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { cliArgs } from '../helpers/cli-command.js';
 import { freePort } from '../helpers/test-server.js';
 
 const dirs: string[] = [];
@@ -111,7 +111,7 @@ describe('memory-service serve', () => {
     );
     const env = { HOME: dir, MEMORY_SERVICE_PORT: String(port) };
     const token = (await runCli(['token', 'issue', '--sub', 'bob', '--config', join(dir, 'application.ini')], env)).stdout.trim();
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url)), 'serve', '--config', join(dir, 'application.ini')], {
+    const child = spawn(process.execPath, cliArgs('serve', '--config', join(dir, 'application.ini')), {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

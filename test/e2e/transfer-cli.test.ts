@@ -2,16 +2,15 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
 import { SpaceService, SUBJECTS_AS_NAMES } from '../../src/spaces/space-service.js';
 import { runCli } from '../helpers/cli.js';
+import { cliArgs } from '../helpers/cli-command.js';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
 
-const ENTRY = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
 const SECRET = 'sk-proj-4fT9xQ2mLp8RvW3nZk7YbC1dHs6JuE0a';
 
 /** An MCP memory server's memory.jsonl: two entities, a relation, a secret observation and two unusable lines. */
@@ -152,7 +151,7 @@ describe.each(engines)('memory-service export and import on %s', { timeout: 240_
     );
     // Killed (SIGKILL: no chance to clean up) once the first batches are stored.
     const killed = await new Promise<{ stderr: string; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'import', '--sub', 'carol', '--batch-size', '8', file], {
+      const child = spawn(process.execPath, cliArgs('import', '--sub', 'carol', '--batch-size', '8', file), {
         env: { PATH: process.env.PATH ?? '', ...env },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

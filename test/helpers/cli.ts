@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { cliArgs } from './cli-command.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface CliResult {
   readonly code: number | null;
@@ -12,10 +12,10 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs the memory-service CLI from source (tsx), with a controlled environment; killed if still running after `killAfterMs`. */
+/** Runs the built memory-service CLI, with a controlled environment; killed if still running after `killAfterMs`. */
 export function runCli(args: readonly string[], env: Record<string, string>, stdin?: string, killAfterMs?: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    const child = spawn(process.execPath, cliArgs(...args), {
       cwd: env.CWD ?? ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],

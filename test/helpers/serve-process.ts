@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { cliArgs } from './cli-command.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface ServeProcess {
   readonly port: number;
@@ -17,11 +17,11 @@ export interface ServeProcess {
 }
 
 /**
- * `memory-service serve` as a child process (the real CLI, from source), with only the given environment; resolves
+ * `memory-service serve` as a child process (the real CLI, built), with only the given environment; resolves
  * once /readyz answers 200.
  */
 export async function startServeProcess(port: number, env: Record<string, string>): Promise<ServeProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve'], {
+  const child: ChildProcess = spawn(process.execPath, cliArgs('serve'), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', MEMORY_SERVICE_HOST: '127.0.0.1', MEMORY_SERVICE_PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

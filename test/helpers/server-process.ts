@@ -1,8 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
-export const cliArgs = (...args: string[]): string[] => ['--import', 'tsx', CLI, ...args];
+import { cliArgs } from './cli-command.js';
 
 /** The real CLI's `serve` in a child process, as an operator runs it. */
 export interface ServerProcess {

@@ -3,14 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js';
+import { cliArgs } from '../helpers/cli-command.js';
 import { freePort } from '../helpers/test-server.js';
 
-const CLI = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
-const cliArgs = (...args: string[]) => ['--import', 'tsx', CLI, ...args];
 
 function cliEnv(engine: string, dataDir: string, port: number, schema: string): NodeJS.ProcessEnv {
   return {
