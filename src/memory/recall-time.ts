@@ -76,8 +76,12 @@ export type TimeMark = 2 | 1 | 0 | -1;
 const CHANGED =
   /\b(?:now|nowadays|currently|these days|at the moment|at present|presently|no longer|any ?more(?=\s*(?:[.,;!]|$))|instead|switched|again|upgraded|downgraded|swapped|replaced|traded in|quit|gave up|moved (?:to|into|in with|over to)|changed (?:to|over)|(?:is|am|are|'m|'re) (?:down|up) to)\b/i;
 const STARTED = /\b(?:since|as of|still|recently|lately|this year|bought|started|joined|took up|has taken up|became|adopted)\b/i;
-const PAST =
-  /\b(?:used to|until|till|previously|formerly|former|ex-|back then|back in|in the past|growing up|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months)|\w+ (?:years?|months?) ago)\b/i;
+/** Words that place a text or a question in the past, in both: "back then", "three years ago". */
+const PAST_WORDS = String.raw`used to|previously|formerly|former|ex-|back then|back in|in the past|growing up|\w+ (?:years?|months?) ago`;
+const PAST = new RegExp(
+  String.raw`\b(?:${PAST_WORDS}|until|till|at (?:school|uni|university|college)|before (?:moving|that|then|\d{4})|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had)|(?:lived|worked|earned|banked|owned|rented|drove|played|studied|had) [^.;]*\bfor (?:\w+ )?(?:years|months))\b`,
+  'i',
+);
 /**
  * The name a question about the past places its answer before ("Which language did I study before Japanese?",
  * "Who was my doctor before Dr Varma?"): a result that names it tells what came after, not the answer, and goes
@@ -104,7 +108,7 @@ export function timeMark(text: string): TimeMark {
 
 const QUESTION_NOW = /\b(?:now|nowadays|currently|current|these days|at the moment|at present|presently|still|today|this year)\b/i;
 const QUESTION_PAST = new RegExp(
-  String.raw`\b(?:used? to|before|previously|previous|formerly|former|ex-|back then|back in|in the past|originally|growing up|as a (?:child|kid|student|teenager)|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had|did)|\w+ (?:years?|months?) ago|did [^?]*\bever)\b|\b(?:${POSSESSIVES.join('|')}|the user's|user's) old\b`,
+  String.raw`\b(?:${PAST_WORDS}|use to|before|previous|originally|as a (?:child|kid|student|teenager)|when (?:i|he|she|they|we|you) (?:was|were|lived|worked|had|did)|did [^?]*\bever)\b|\b(?:${POSSESSIVES.join('|')}|the user's|user's) old\b`,
   'i',
 );
 const PAST_TENSE = /\b(?:was|were|did|had)\b/i;
