@@ -1,5 +1,4 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-
 import { cliArgs } from './cli-command.js';
 
 /** The real CLI's `serve` in a child process, as an operator runs it. */

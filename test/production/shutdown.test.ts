@@ -9,7 +9,6 @@ import { engines, TEST_DATABASE_URL, uniqueSchema } from '../helpers/engines.js'
 import { cliArgs } from '../helpers/cli-command.js';
 import { freePort } from '../helpers/test-server.js';
 
-
 function cliEnv(engine: string, dataDir: string, port: number, schema: string): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
