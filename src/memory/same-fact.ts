@@ -18,7 +18,8 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  *    after "to" and "from" ("flight to Lisbon" ≠ "from Lisbon"), the same owner ("Sam's boss" ≠ "the user's
  *    boss"), particle ("turned off" ≠ "turned on") and relating preposition ("looks after" ≠ "looks for"), and one
  *    thing or several ("a chicken" ≠ "chickens");
- *  - the same meaning markers: kinship and role words, negation ("likes" ≠ "doesn't like"), tense ("lives" ≠
+ *  - the same meaning markers: kinship and role words, negation by clause ("likes" ≠ "doesn't like"; "doesn't eat
+ *    meat" = "eats no meat"), tense ("lives" ≠
  *    "lived") and qualifiers ("plans to quit" ≠ "quit", "used to play" ≠ "plays");
  *  - wording that adds nothing: every content word of the incoming text is in the stored one after stemming,
  *    irregular verbs, a few synonyms, grammar and naming words dropped ("goes by" = "handle is"), the first
@@ -36,7 +37,8 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  *    value of the other and they share a word ("Flight AC851 to Toronto: 12 May" = "The user flies to Toronto on
  *    AC851 on 12 May"): ANCHORED_SIMILARITY.
  * Values are read as written in any of the usual ways ("50mg" = "50 mg", "Wi-Fi" = "WiFi", "appt" =
- * "appointment"). A wrong "same fact" keeps the text as a restatement.
+ * "appointment", "9am-5pm" = "9am to 5pm"); a half of the day the stored text does not say is a detail ("9:45" =
+ * "9:45am"). A wrong "same fact" keeps the text as a restatement.
  * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
@@ -154,7 +156,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
   const agree =
     !negationsContradict(left, right) &&
     // The incoming text may leave a number or code out (it says less), never bring one of its own.
-    isSubset(right.numbers, left.numbers) &&
+    numbersRestated(left.numbers, right.numbers) &&
     [...right.codes].every((code) => left.codes.has(code) || left.words.has(code)) &&
     rolesAgree(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
@@ -331,6 +333,11 @@ interface Evidence {
   readonly roles: ReadonlySet<string>;
   /** The content word each negation applies to ("doesn't like jazz" → like). */
   readonly negated: ReadonlySet<string>;
+  /** Content words said in a negated clause, from the negation's verb on ("doesn't drink coffee": drink, coffee). */
+  readonly deniedWords: ReadonlySet<string>;
+  /** Two content words said together in a negated clause ("drink coffee"), and in a clause without one. */
+  readonly deniedPairs: ReadonlySet<string>;
+  readonly affirmedPairs: ReadonlySet<string>;
   /** Stemmed content words. */
   readonly content: ReadonlySet<string>;
   /** Each content stem's words as written (lowercase). */
@@ -550,13 +557,37 @@ function evidenceOf(text: string): Evidence {
     });
   }
   const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(sentence.match(TOKENS_AND_COMMAS) ?? []));
-  const clauses = normalised.split(CLAUSE_BREAK).map((clause) => clauseOf(tokensOf(clause)));
-  return { numbers, codes, names, words, roles, negated, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, habitRoots, frames, clauses };
+  const clauseTexts = normalised.split(CLAUSE_BREAK);
+  const clauses = clauseTexts.map((clause) => clauseOf(tokensOf(clause)));
+  const deniedWords = new Set<string>();
+  const deniedPairs = new Set<string>();
+  const affirmedPairs = new Set<string>();
+  for (const clause of normalised.split(NEGATION_SCOPE_BREAK)) {
+    const lower = tokensOf(clause).map((token) => bareWord(token).toLowerCase());
+    const negation = lower.findIndex((word) => NEGATIONS.has(word) || NEGATIVE_VERBS.has(word));
+    // Who the clause is about is not what it denies: "the user", a name.
+    const said = lower
+      .map((word, index) => ({ word, index }))
+      .filter(({ word }) => word !== '' && !STOP_WORDS.has(word) && !NEGATIONS.has(word) && word !== USER && !names.has(word))
+      // "eats no meat": the verb just before the negation is denied with its object.
+      .filter(({ index }) => negation < 0 || index >= negation - 1)
+      .map(({ word }) => NEGATIVE_VERBS.get(word) ?? rootOf(word));
+    if (negation >= 0) said.forEach((word) => deniedWords.add(word));
+    // Words close together, as a verb and its object are: a clause of a long text without a comma may be long.
+    for (const [at, first] of said.entries()) {
+      for (const second of said.slice(at + 1, at + 1 + PAIRED_WORDS)) (negation >= 0 ? deniedPairs : affirmedPairs).add([first, second].sort().join(' '));
+    }
+  }
+  return { numbers, codes, names, words, roles, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, habitRoots, frames, clauses };
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 /** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
 const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
+/** How many content words after each one a clause pairs it with (deniedPairs, affirmedPairs). */
+const PAIRED_WORDS = 3;
+/** CLAUSE_BREAK's clauses, and a subordinate clause's own: "can't eat gluten because they have coeliac disease". */
+const NEGATION_SCOPE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;()]|\b(?:and|but|while|whereas|because|since|so|although|though|unless|until|when|which|who|where)\b/i;
 /** A word, number or code, with the inner punctuation a code keeps ("v5.3", "@ellis.makes", "7:42"). */
 const TOKEN = String.raw`[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*`;
 const TOKENS = new RegExp(TOKEN, 'gu');
@@ -805,7 +836,7 @@ const QUALIFIERS = new Map<string, Qualifier>([
   ...each('ceased', [...variantsOf('stop cease'), 'quit', 'quits', 'quitting']),
   ...each('nearly', ['almost', 'nearly', 'barely']),
   ...each('infrequent', ['sometimes', 'occasionally', 'rarely', 'seldom', 'hardly']),
-  ...each('partial', ['half', 'partly', 'partially', 'most']),
+  ...each('partial', ['half', 'halfway', 'partly', 'partially', 'most']),
   // "least favourite" is the opposite of "favourite".
   ...each('least', ['least']),
   ...each('condition', ['if', 'unless', 'except', 'excluding', 'provided']),
@@ -862,8 +893,10 @@ function qualifierOf(word: string, next: string | undefined, afterNext: string |
   // "some of the novels", "a few of them": not all of them.
   if ((word === 'some' || word === 'few' || word === 'several') && next === 'of') return 'partial';
   if (word === 'close') return next === 'to' ? 'vicinity' : undefined;
-  // "stops me sleeping", "stopped her from going": prevents, not ceases.
-  if (QUALIFIERS.get(word) === 'ceased' && next !== undefined && OBJECT_PRONOUNS.has(next)) return undefined;
+  // "the most recent", "most expensive": a superlative; "most weekends", "most of them": not all of them.
+  if (word === 'most' && next !== 'of' && (previous === 'the' || (next !== undefined && isEntryAs(next, 'adj') && !isEntryAs(next, 'noun')))) return undefined;
+  // "stops me sleeping", "stopped her from going": prevents, not ceases ("me" reads "the user" by now: rephrase).
+  if (QUALIFIERS.get(word) === 'ceased' && next !== undefined && (OBJECT_PRONOUNS.has(next) || (next === 'the' && afterNext === USER))) return undefined;
   return QUALIFIERS.get(word);
 }
 
@@ -1173,21 +1206,32 @@ function replacedInPlace(left: Evidence, right: Evidence): boolean {
   let j = 0;
   let removed = 0;
   let added = 0;
+  // A run that replaces grammar words only ("email is X" / "email address: X") replaces no value: the texts are one
+  // value replaced when every run replaces as many words as it removes and one of them removes a content word.
+  let removedContent = false;
+  let valueReplaced = false;
+  const runEnds = (): boolean => {
+    if (removed !== added) return false;
+    if (removedContent) valueReplaced = true;
+    removed = added = 0;
+    removedContent = false;
+    return true;
+  };
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) {
-      if (removed !== added) return false;
-      removed = added = 0;
+      if (!runEnds()) return false;
       i++;
       j++;
     } else if (j >= b.length || (i < a.length && common[(i + 1) * width + j]! >= common[i * width + j + 1]!)) {
       removed++;
+      if (!STOP_WORDS.has(a[i]!)) removedContent = true;
       i++;
     } else {
       added++;
       j++;
     }
   }
-  return removed === added;
+  return runEnds() && valueReplaced;
 }
 
 /**
@@ -1355,6 +1399,11 @@ function writeValuesAlike(text: string): string {
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
     // "10.15am" is "10:15am" (a dot between hours and minutes, said with the half of the day).
     .replace(/(?<![\p{L}\p{N}.,:])(\d{1,2})\.(\d{2}) ?([ap]m)(?![\p{L}\p{N}])/giu, '$1:$2$3')
+    // A range of times is its two times: "10am-1pm" = "10am to 1pm", "9:30–11:00" = "9:30 to 11:00" (not "9-5",
+    // which may be a score).
+    .replace(/(?<![\p{L}\p{N}.,:])(\d{1,2}(?::\d{2})? ?(?:[ap]m)?) ?[-–] ?(\d{1,2}(?::\d{2})? ?(?:[ap]m)?)(?![\p{L}\p{N}])/giu, (match, from: string, to: string) =>
+      /[:apm]/i.test(from) || /[:apm]/i.test(to) ? `${from} to ${to}` : match,
+    )
     .replace(PART_OF_DAY, (_match, time: string, part: string) => `${HOURS.get(time.toLowerCase()) ?? time}${part.toLowerCase() === 'morning' ? 'am' : 'pm'}`)
     // A percentage is a measure: "48%" = "48 percent", and neither is "48 mmol/mol".
     .replace(/(?<=\d)\s?(?:%|per ?cent\b|percent\b)/giu, ' percent')
@@ -1560,21 +1609,44 @@ const WORD_FORMS = new Map<string, string>([
   ...each('usually', ['normally', 'typically', 'generally']),
 ]);
 
+/**
+ * The incoming text's numbers are all the stored one's, but for a half of the day the stored text does not say at
+ * all: "10:15" is "10:15am" as written by most people, "10:15pm" against "10:15am" another time.
+ */
+function numbersRestated(stored: ReadonlySet<string>, incoming: ReadonlySet<string>): boolean {
+  const halfSaid = [...stored].some(isHalfOfDay);
+  return [...incoming].every((number) => stored.has(number) || (!halfSaid && isHalfOfDay(number)));
+}
+const isHalfOfDay = (number: string): boolean => /^[ap]m(?:#\d+)?$/.test(number);
+
 function isSubset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return [...a].every((item) => b.has(item));
 }
 
 /**
  * Whether the texts disagree in polarity: one negates more than the other ("can't stand jazz" / "loves jazz";
- * "doesn't like jazz" / "doesn't like jazz and can't stand opera"), or one negates a word the other states
- * ("doesn't like jazz" / "dislikes jazz" against "likes jazz"). Texts that negate as many words, but different
- * ones ("can't stand coriander" / "hates coriander"), differ by wording, which the reworded-words rule judges like
- * any other (the similarity, at most MOST_REWORDED new words, not in place).
+ * "doesn't like jazz" / "doesn't like jazz and can't stand opera"), one negates a word the other states outside
+ * a negated clause ("doesn't like jazz" / "dislikes jazz" against "likes jazz"), or two words one text denies
+ * together the other only affirms together ("doesn't drink coffee but drinks tea" / "drinks coffee but doesn't
+ * drink tea"). Texts that negate as many words, but different ones ("can't stand coriander" / "hates
+ * coriander"), differ by wording, which the reworded-words rule judges like any other (the similarity, at most
+ * MOST_REWORDED new words, not in place).
  */
 function negationsContradict(left: Evidence, right: Evidence): boolean {
   if (left.negated.size !== right.negated.size) return true;
   const negatedOnlyIn = (one: Evidence, other: Evidence) => [...one.negated].filter((word) => !other.negated.has(word));
-  return negatedOnlyIn(left, right).some((word) => hasStem(right.content, word)) || negatedOnlyIn(right, left).some((word) => hasStem(left.content, word));
+  // Said by the other text outside what it denies: "doesn't drink coffee" = "has no coffee".
+  const stated = (word: string, other: Evidence) => hasStem(other.content, word) && !hasStem(other.deniedWords, word);
+  // Two words denied together in one text and only affirmed together in the other: "doesn't drink coffee but drinks
+  // tea" ≠ "drinks coffee but doesn't drink tea", whose negations apply to the same verb.
+  const deniedAgainst = (one: Evidence, other: Evidence) =>
+    [...one.deniedPairs].some((pair) => !one.affirmedPairs.has(pair) && other.affirmedPairs.has(pair) && !other.deniedPairs.has(pair));
+  return (
+    negatedOnlyIn(left, right).some((word) => stated(word, right)) ||
+    negatedOnlyIn(right, left).some((word) => stated(word, left)) ||
+    deniedAgainst(left, right) ||
+    deniedAgainst(right, left)
+  );
 }
 
 /** A set that keeps each value again as it recurs: "4", then "4#2", … (values never contain "#"). */

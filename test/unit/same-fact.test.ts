@@ -579,6 +579,43 @@ describe('sameFact', () => {
     expect(comparerOf(incoming)(stored, 0.95).same).toBe(false);
   });
 
+  // A detail written another way: a half of the day only one text says, a range of times, a negation on the object
+  // rather than the verb, "stops me" (prevents), a superlative's "most".
+  it.each([
+    ["The user's dentist appointment is on 3 June at 9:45.", "The user's dentist appointment is on 3 June at 9:45am."],
+    ["The user's shift runs 9am-5pm.", "The user's shift runs 9am to 5pm."],
+    ["The user doesn't eat meat.", 'The user eats no meat.'],
+    ["The user can't drink coffee late because it stops them sleeping.", "I can't drink coffee late because it stops me sleeping."],
+    ['The most recent flare-up the user had was in 2021.', 'The user had a flare-up in 2021.'],
+  ])('treats stored %j and incoming %j, a detail written another way, as the same fact', (stored, incoming) => {
+    expect(sameFact(stored, incoming)).toBe(true);
+  });
+
+  it.each([
+    ["The user's dentist appointment is on 3 June at 9:45am.", "The user's dentist appointment is on 3 June at 9:45pm."],
+    ["The user's shift runs 9am-5pm.", "The user's shift runs 9am-6pm."],
+    ["The user doesn't eat meat.", 'The user eats meat.'],
+    // The negations apply to the same verb, but to other things.
+    ["The user doesn't drink coffee but drinks tea.", "The user drinks coffee but doesn't drink tea."],
+    ['The user stopped eating meat.', 'The user eats meat.'],
+    ['The user eats most vegetables.', 'The user eats vegetables.'],
+  ])('keeps stored %j and incoming %j apart, whichever is stored', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.95).same).toBe(false);
+    expect(comparerOf(stored)(incoming, 0.95).same).toBe(false);
+  });
+
+  // A word where the other text has a grammar word adds a word, it replaces no value ("is" / "number:"); and
+  // "halfway" is "half".
+  it.each([
+    ["The user's work phone is 07700 900123.", "The user's work phone number: 07700 900123."],
+    ["The user's gym locker is 42.", "The user's gym locker code: 42."],
+    ['The user has paid off half of the loan.', 'The user is halfway through paying off the loan.'],
+  ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
+    const compare = comparerOf(incoming);
+    expect(compare(stored, 0.85).same).toBe(true);
+    expect(compare(stored).same).toBe(false);
+  });
+
   it('rates the shared wording of two texts, for ordering near-duplicates', () => {
     expect(compareFacts('The user is allergic to penicillin.', 'The user has a penicillin allergy.').overlap).toBe(1);
     const partly = compareFacts("The user's favourite football team is Leeds United.", 'The user went to see Leeds United play.').overlap;
