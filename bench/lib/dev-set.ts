@@ -34,7 +34,7 @@ export interface PairSet {
 }
 
 /**
- * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh, blind and Callum
+ * `pairSets`: the first pairs, the later spot check, the pairs in other styles, and the fresh, blind, Callum and Dara
  * pairs, each written by a helper who had read neither the decision's code nor the other sets
  * (bench/quality/README.md).
  */
@@ -49,6 +49,7 @@ export function loadDevSet(): { facts: DevFact[]; questions: DevQuestion[]; pair
       { name: 'fresh', pairs: read('fresh-pairs.json') },
       { name: 'blind', pairs: read('blind-pairs.json') },
       { name: 'callum', pairs: read('callum-pairs.json') },
+      { name: 'dara', pairs: read('dara-pairs.json') },
     ],
   };
 }
