@@ -23,6 +23,7 @@ import {
   loadTimelineSet,
   QUESTION_CATEGORIES,
   seed,
+  seedChanges,
   seedTimeline,
   servedSearch,
   TIMELINE_CATEGORIES,
@@ -131,18 +132,11 @@ async function reportRecall() {
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
 }
 
-/**
- * The changes set: the first 60 timeline facts (another life's, with changes of their own), then every older text,
- * then every newer one; the served ranking's first result for each "now" and "before" question, by split.
- */
+/** The changes set (seedChanges): the served ranking's first result for each "now" and "before" question, by split. */
 async function reportChanges() {
   const changes = loadChangesSet();
   const changesSubject = 'dev-changes';
-  const keyOf = new Map<number, string>();
-  const older = [...timeline.facts.slice(0, 60).map((fact) => ({ key: fact.id, text: fact.text })), ...changes.map((change) => ({ key: `${change.id}-old`, text: change.old }))];
-  for (const batch of [older, changes.map((change) => ({ key: `${change.id}-new`, text: change.new }))]) {
-    for (const [id, key] of await seed(call, changesSubject, batch)) keyOf.set(id, key);
-  }
+  const keyOf = await seedChanges(call, changesSubject, timeline.facts, changes);
   const served = servedSearch(call, changesSubject, 5);
   const first = new Map<string, [number, number]>();
   for (const change of changes) {

@@ -117,6 +117,19 @@ export function loadChangesSet(): ChangedFact[] {
   return read('changes.json');
 }
 
+/**
+ * Seeds the changes set as `subject`: the first 60 timeline facts (another life's, with changes of their own), then
+ * every older text, then every newer one; memory_id → its key (a timeline fact's id, or "<change id>-old" / "-new").
+ */
+export async function seedChanges(call: CallTool, subject: string, timelineFacts: readonly TimelineFact[], changes: readonly ChangedFact[]): Promise<Map<number, string>> {
+  const keyOf = new Map<number, string>();
+  const older = [...timelineFacts.slice(0, 60).map((fact) => ({ key: fact.id, text: fact.text })), ...changes.map((change) => ({ key: `${change.id}-old`, text: change.old }))];
+  for (const batch of [older, changes.map((change) => ({ key: `${change.id}-new`, text: change.new }))]) {
+    for (const [id, key] of await seed(call, subject, batch)) keyOf.set(id, key);
+  }
+  return keyOf;
+}
+
 export const TIMELINE_CATEGORIES = ['now', 'past', 'twofact', 'people'] as const;
 
 /**

@@ -4,7 +4,7 @@ import type { MemoryRecord } from '../db/memories/records.js';
 import type { DbTransaction } from '../db/schema.js';
 import type { FusedItem } from './rank-fusion.js';
 import { COVERAGE_WINDOW, spreadNearCopies } from './recall-coverage.js';
-import { orderByTime, TIME_WINDOW, timeMark } from './recall-time.js';
+import { laterVersionOf, orderByTime, TIME_WINDOW, timeMark } from './recall-time.js';
 import type { SpaceKeys } from '../db/memories/filters.js';
 
 /** How much of each first result's text the time words are looked for in. */
@@ -102,8 +102,10 @@ function arrange(
   const results = exact === undefined ? all : all.filter((result) => result !== exact);
   const similarity = (a: (typeof results)[number], b: (typeof results)[number]) => a.similarities[comparedAt.get(b.id) ?? -1] ?? null;
   const timed = orderByTime(question.text, results.slice(0, TIME_WINDOW), (i, j) => similarity(results[i]!, results[j]!), question.selfNames);
+  const further = results.slice(TIME_WINDOW);
+  const later = exact !== undefined || timed[0] === undefined ? undefined : laterVersionOf(question.text, timed[0], further, similarity);
   // The exact one leads the coverage stage too, so its near-copies make room like any others.
-  const inTimeOrder = [...(exact === undefined ? [] : [exact]), ...timed, ...results.slice(TIME_WINDOW)];
+  const inTimeOrder = [...(exact === undefined ? [] : [exact]), ...(later === undefined ? [] : [later]), ...timed, ...further.filter((result) => result !== later)];
   const spread = spreadNearCopies(
     inTimeOrder.slice(0, COVERAGE_WINDOW),
     (i, j) => similarity(inTimeOrder[i]!, inTimeOrder[j]!),

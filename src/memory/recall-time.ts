@@ -8,7 +8,8 @@ import { namingUser } from './self-names.js';
  * at Acme until 2024", "now works at Globex"), the current one comes first unless the question asks about the past
  * ("Where did I work before?"), which gets the older one first. A stage over the fused ranking's first results:
  * only results about the same matter pass each other, and the one passed goes right after the one passing it, so a
- * misjudged time costs the right answer one place, and each result between them moves down one place.
+ * misjudged time costs the right answer one place, and each result between them moves down one place. Below the
+ * stage's window, only a later version of the first result is looked for (laterVersionOf).
  *
  * What says "current" or "past" is, in order: the words of the texts (a change: "now", "these days", "no longer",
  * "switched", "instead", or a verb of change: "upgraded to", "moved into", "quit", "gave up", "is down to"; a
@@ -212,6 +213,20 @@ export function orderByTime<T extends TimedResult>(
     if (!moved) break;
   }
   return order.map((index) => results[index]!);
+}
+
+/**
+ * The later version of the first result, found below the time window among `further` (the results compared with
+ * it besides): asked about the present, when the first result marks no time, the first of them that says it
+ * changed and is about the same matter (CHANGE_SIMILARITY, as within the window): "I left nursing last year and now
+ * teach biology", 7th for "What is my job?", under "I work as a nurse at the Royal Infirmary". Such a text names the
+ * new thing, not what was asked, so the question's words alone can rank it below results about other matters. Only
+ * the first result's: moved in front of any unmarked result, a changed text about another matter pushed the
+ * answer out of the first five for a blind dev question (bench/README.md, "A later version below the window").
+ */
+export function laterVersionOf<T extends { readonly text: string }>(question: string, first: T, further: readonly T[], similarity: (a: T, b: T) => number | null): T | undefined {
+  if (questionTime(question) !== 'present' || timeMark(first.text) !== 0) return undefined;
+  return further.find((result) => timeMark(result.text) === 2 && (similarity(result, first) ?? 0) >= CHANGE_SIMILARITY);
 }
 
 /**

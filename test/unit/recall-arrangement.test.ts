@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BRIDGED_ANSWER_PLACE, spreadNearCopies, withBridgedAnswer } from '../../src/memory/recall-coverage.js';
-import { orderByTime, questionTime, timeMark } from '../../src/memory/recall-time.js';
+import { laterVersionOf, orderByTime, questionTime, timeMark } from '../../src/memory/recall-time.js';
 
 const day = 86_400_000;
 const stored = (id: number, text: string, daysAgo: number, confirmedDaysAgo = daysAgo, score = 0.5) => ({
@@ -226,6 +226,31 @@ describe('orderByTime', () => {
     const older = stored(6, "The user's 10k best is 47:30, set in 2025.", 300);
     const newer = stored(7, "The user's 10k best is 52 minutes, set in 2022.", 10);
     expect(ids(orderByTime("What is the user's 10k best?", [newer, older], similarities([[0, 1, 0.75]])))).toEqual([6, 7]);
+  });
+});
+
+describe('laterVersionOf', () => {
+  const nurse = { id: 1, text: 'I work as a nurse at the Royal Infirmary.' };
+  const teacher = { id: 7, text: 'I left nursing last year and now teach biology at a secondary school.' };
+  const manager = { id: 8, text: 'Fiona left, and my manager is now Raj.' };
+  const started = { id: 9, text: 'I started teaching biology at a secondary school.' };
+  const likeness = new Map([
+    ['1-7', 0.6],
+    ['1-8', 0.3],
+    ['1-9', 0.7],
+  ]);
+  const similarity = (a: { id: number }, b: { id: number }) => likeness.get(`${Math.min(a.id, b.id)}-${Math.max(a.id, b.id)}`) ?? null;
+
+  it('finds, below the window, a text saying it changed about the same matter as an unmarked first result, asked about the present', () => {
+    expect(laterVersionOf('What is my job?', nurse, [manager, teacher], similarity)).toBe(teacher);
+    expect(laterVersionOf('What is my job now?', nurse, [teacher], similarity)).toBe(teacher);
+  });
+
+  it('finds none asked about the past, for a first result that marks a time, about another matter, or only saying when it started', () => {
+    expect(laterVersionOf('What did I do for work before?', nurse, [teacher], similarity)).toBeUndefined();
+    expect(laterVersionOf('What is my job?', teacher, [nurse], similarity)).toBeUndefined();
+    expect(laterVersionOf('What is my job?', nurse, [manager], similarity)).toBeUndefined();
+    expect(laterVersionOf('What is my job?', nurse, [started], similarity)).toBeUndefined();
   });
 });
 
