@@ -1,8 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { cliArgs } from './cli-command.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { cliArgs, PROJECT_ROOT } from './cli-command.js';
 
 export interface CliResult {
   readonly code: number | null;
@@ -16,7 +13,7 @@ export interface CliResult {
 export function runCli(args: readonly string[], env: Record<string, string>, stdin?: string, killAfterMs?: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, cliArgs(...args), {
-      cwd: env.CWD ?? ROOT,
+      cwd: env.CWD ?? PROJECT_ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

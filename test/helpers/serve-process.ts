@@ -1,8 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { cliArgs } from './cli-command.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { cliArgs, PROJECT_ROOT } from './cli-command.js';
 
 export interface ServeProcess {
   readonly port: number;
@@ -22,7 +19,7 @@ export interface ServeProcess {
  */
 export async function startServeProcess(port: number, env: Record<string, string>): Promise<ServeProcess> {
   const child: ChildProcess = spawn(process.execPath, cliArgs('serve'), {
-    cwd: ROOT,
+    cwd: PROJECT_ROOT,
     env: { PATH: process.env.PATH ?? '', MEMORY_SERVICE_HOST: '127.0.0.1', MEMORY_SERVICE_PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
