@@ -14,9 +14,9 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  * held-out halves, which no rule was tuned on, a little below what they reach (bench/README.md, "Dedup with the
  * candidate's similarity", and "The same values, reworded"): ask lists every paraphrase and skip_if_near keeps
  * every distinct fact apart, and recognises 0.859 of the paraphrases (55 of 64), just above issue 37's 0.85. The
- * fresh pairs, written by someone who had not read the decision's code, and the blind, Callum and Dara pairs, written the
- * same way later, hold floors of their own at the level their held-out halves reach together (INDEPENDENT_FLOORS),
- * far lower: that gap is the decision's overfitting, measured.
+ * fresh pairs, written by someone who had not read the decision's code, and the blind, Callum and Dara pairs,
+ * written the same way later, hold floors of their own at the level their held-out halves reach together
+ * (INDEPENDENT_FLOORS), far lower: that gap is the decision's overfitting, measured.
  */
 const FLOORS = {
   /** Hybrid recall@5 over every question (dev and hold-out splits); target 0.97. */
