@@ -565,13 +565,11 @@ function evidenceOf(text: string): Evidence {
   for (const clause of normalised.split(NEGATION_SCOPE_BREAK)) {
     const lower = tokensOf(clause).map((token) => bareWord(token).toLowerCase());
     const negation = lower.findIndex((word) => NEGATIONS.has(word) || NEGATIVE_VERBS.has(word));
-    // Who the clause is about is not what it denies: "the user", a name.
+    // Who the clause is about is not what it denies ("the user", a name); "eats no meat": the verb just before the
+    // negation is denied with its object.
     const said = lower
-      .map((word, index) => ({ word, index }))
-      .filter(({ word }) => word !== '' && !STOP_WORDS.has(word) && !NEGATIONS.has(word) && word !== USER && !names.has(word))
-      // "eats no meat": the verb just before the negation is denied with its object.
-      .filter(({ index }) => negation < 0 || index >= negation - 1)
-      .map(({ word }) => NEGATIVE_VERBS.get(word) ?? rootOf(word));
+      .filter((word, index) => word !== '' && !STOP_WORDS.has(word) && !NEGATIONS.has(word) && word !== USER && !names.has(word) && (negation < 0 || index >= negation - 1))
+      .map((word) => NEGATIVE_VERBS.get(word) ?? rootOf(word));
     if (negation >= 0) said.forEach((word) => deniedWords.add(word));
     // Words close together, as a verb and its object are: a clause of a long text without a comma may be long.
     for (const [at, first] of said.entries()) {
@@ -582,12 +580,15 @@ function evidenceOf(text: string): Evidence {
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
+/** Where a clause ends: a sentence's end, or before one of `words` or `marks`. */
+const clauseBreak = (marks: string, words: readonly string[]): RegExp => new RegExp(String.raw`(?<=[.!?;:])\s+|\n+|[${marks}]|\b(?:${words.join('|')})\b`, 'i');
+const COORDINATORS = ['and', 'but', 'while', 'whereas'];
 /** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
-const CLAUSE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;]|\b(?:and|but|while|whereas)\b/i;
+const CLAUSE_BREAK = clauseBreak(',;', COORDINATORS);
+/** CLAUSE_BREAK's clauses, and a subordinate clause's own: "can't eat gluten because they have coeliac disease". */
+const NEGATION_SCOPE_BREAK = clauseBreak(',;()', [...COORDINATORS, 'because', 'since', 'so', 'although', 'though', 'unless', 'until', 'when', 'which', 'who', 'where']);
 /** How many content words after each one a clause pairs it with (deniedPairs, affirmedPairs). */
 const PAIRED_WORDS = 3;
-/** CLAUSE_BREAK's clauses, and a subordinate clause's own: "can't eat gluten because they have coeliac disease". */
-const NEGATION_SCOPE_BREAK = /(?<=[.!?;:])\s+|\n+|[,;()]|\b(?:and|but|while|whereas|because|since|so|although|though|unless|until|when|which|who|where)\b/i;
 /** A word, number or code, with the inner punctuation a code keeps ("v5.3", "@ellis.makes", "7:42"). */
 const TOKEN = String.raw`[\p{L}\p{N}@][\p{L}\p{N}'._@/:-]*`;
 const TOKENS = new RegExp(TOKEN, 'gu');
