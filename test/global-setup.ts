@@ -1,14 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from './helpers/cli-command.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const STAMP = join(ROOT, 'dist', '.built-from-src');
+const STAMP = join(PROJECT_ROOT, 'dist', '.built-from-src');
 
 const newestInput = (): number => {
-  const inputs = ['tsconfig.json', 'tsconfig.build.json', ...readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).map((file) => join('src', file))];
-  return Math.max(...inputs.map((file) => statSync(join(ROOT, file)).mtimeMs));
+  const inputs = ['tsconfig.json', 'tsconfig.build.json', ...readdirSync(join(PROJECT_ROOT, 'src'), { recursive: true, encoding: 'utf8' }).map((file) => join('src', file))];
+  return Math.max(...inputs.map((file) => statSync(join(PROJECT_ROOT, file)).mtimeMs));
 };
 
 const builtAt = (): number => {
@@ -27,7 +26,7 @@ export default function buildWhenSourceChanged(): void {
   if (builtAt() >= newestInput()) return;
   const started = new Date();
   // The package's own build script, so that dist/ is built here exactly as `npm ci` and the image build it.
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
   // The time the build began: a file saved during it is newer, so the next run builds again.
   writeFileSync(STAMP, '');
   utimesSync(STAMP, started, started);
