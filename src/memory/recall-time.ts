@@ -163,15 +163,28 @@ export function orderByTime<T extends TimedResult>(
   // The user's own name is the user: "Tomasz drives …" and "I drive …" are about one person.
   const facts = results.map((result) => {
     const text = namingUser(result.text, selfNames);
-    return { words: frameWords(text), names: namesIn(text), year: latestYear(text), slot: slotOf(text) };
+    return { words: frameWords(text), names: namesIn(text), year: latestYear(text), slot: slotOf(text), oneSentence: !severalSentences(text), uses: askedWords(text.toLowerCase()) };
   });
   const questionAsked = namingUser(question, selfNames);
   const asks = namesIn(questionAsked);
   const askedFrame = askedWords(questionAsked);
   /** The question names what tells two versions apart ("fact number 4", "Dr Kaur"): it asks about that one. */
   const singlesOut = (a: FactShape, b: FactShape): boolean => [...asks].some((name) => a.names.has(name) !== b.names.has(name));
-  /** Both say what the question asks about of the same one. */
-  const rivals = (a: FactShape, b: FactShape): boolean => a.slot !== undefined && a.slot.whose === b.slot?.whose && a.slot.what === b.slot.what && askedFrame.has(a.slot.what);
+  /**
+   * Both say what the question asks about of the same one: the same slot, which the question names; or, two facts
+   * whose subject no slot reads ("Home internet is Xfinity …" / "The house has Ziply Fiber …", for "Who provides our
+   * home internet?"), about the same matter (CHANGE_SIMILARITY: a word of the question means little alone, "a 529
+   * college savings plan" / "a college student" who babysits), a word of the question both use, each naming what the
+   * other does not (two answers, not one told twice, nor a detail added).
+   */
+  const rivals = (a: FactShape, b: FactShape, similar: number): boolean => {
+    if (a.slot === undefined || b.slot === undefined) {
+      const namesOwn = (x: FactShape, y: FactShape) => [...x.names].some((name) => !y.names.has(name));
+      const bothUse = [...a.uses].some((word) => askedFrame.has(word) && b.uses.has(word));
+      return similar >= CHANGE_SIMILARITY && a.slot === b.slot && a.oneSentence && b.oneSentence && namesOwn(a, b) && namesOwn(b, a) && bothUse;
+    }
+    return similar >= RIVAL_SIMILARITY && a.slot.whose === b.slot.whose && a.slot.what === b.slot.what && askedFrame.has(a.slot.what);
+  };
   const reference = asked === 'past' ? BEFORE_REFERENCE.exec(questionAsked)?.[1] : undefined;
   const namesReference = reference === undefined ? undefined : namingAfter(results, reference);
   /** > 0 when result b should come before result a. */
@@ -181,7 +194,7 @@ export function orderByTime<T extends TimedResult>(
     if (namesReference !== undefined && namesReference[a] !== namesReference[b] && similar >= (marks[namesReference[a] ? b : a] === -1 ? PAST_SIMILARITY : RIVAL_SIMILARITY)) {
       return namesReference[a] ? 1 : -1;
     }
-    const rival = similar >= RIVAL_SIMILARITY && rivals(facts[a]!, facts[b]!);
+    const rival = rivals(facts[a]!, facts[b]!, similar);
     const [markA, markB] = [marks[a]!, marks[b]!];
     if (markA !== markB) {
       const needed = Math.min(markA, markB) === -1 ? PAST_SIMILARITY : Math.max(markA, markB) === 2 ? Math.min(CHANGE_SIMILARITY, startSimilarity) : startSimilarity;
@@ -244,6 +257,9 @@ interface FactShape {
   readonly names: ReadonlySet<string>;
   readonly year: number | undefined;
   readonly slot: Slot | undefined;
+  readonly oneSentence: boolean;
+  /** Its words as a question's are read (askedWords), a capitalised first word included. */
+  readonly uses: ReadonlySet<string>;
 }
 
 /** What a text says something of: who or whose ("user", "sam's"), and what (a stemmed verb or thing). */

@@ -206,6 +206,24 @@ describe('orderByTime', () => {
     expect(ids(orderByTime("What time is the user's team meeting?", [standUp, quiz], similar))).toEqual([46, 47]);
   });
 
+  it('puts two facts whose subject no slot reads in time order when both use a word of the question and each names its own', () => {
+    const xfinity = stored(50, 'Home internet is Xfinity on the 400 Mbps plan.', 400);
+    const ziply = stored(51, 'The house has Ziply Fiber gigabit internet.', 30);
+    const similar = similarities([[0, 1, 0.6]]);
+    expect(ids(orderByTime('Who provides our home internet?', [xfinity, ziply], similar))).toEqual([51, 50]);
+    expect(ids(orderByTime('Who provided our home internet before?', [ziply, xfinity], similar))).toEqual([50, 51]);
+    // Less alike: left alone.
+    expect(ids(orderByTime('Who provides our home internet?', [xfinity, ziply], similarities([[0, 1, 0.5]])))).toEqual([50, 51]);
+    // No word of the question in either: nothing says they answer the same thing.
+    expect(ids(orderByTime('Who is our broadband provider?', [xfinity, ziply], similar))).toEqual([50, 51]);
+    // One names nothing the other does not: the same answer with a detail, not another.
+    const plain = stored(52, 'Home internet is Xfinity.', 30);
+    expect(ids(orderByTime('Who provides our home internet?', [xfinity, plain], similar))).toEqual([50, 52]);
+    // A conversation's turn says several things: none of them is known to be the answer.
+    const turn = stored(53, 'The house has Ziply Fiber internet. The engineer came on Friday.', 30);
+    expect(ids(orderByTime('Who provides our home internet?', [xfinity, turn], similar))).toEqual([50, 53]);
+  });
+
   it('takes a count in words and in digits for one value, not two versions', () => {
     const words = stored(20, 'The user is on call one week in six.', 300);
     const digits = stored(21, 'The user is on call one week in 6.', 30);
