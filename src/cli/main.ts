@@ -38,7 +38,7 @@ export const APP_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * For `export`, which embeds nothing: the embedded database's WebAssembly runs as first compiled. Otherwise V8
  * optimises PGlite's largest functions in the background soon after it opens, and the process cannot end before
- * that compile is done: an export of 2,000 memories took 3.9 s on Node 24 instead of 1.9 s (2.7 s instead of 2.1 s
+ * that compile is done: an export of 2,000 memories took 3.8 s on Node 24 instead of 1.8 s (2.8 s instead of 2.0 s
  * on Node 20; bench/README.md). Only from tens of thousands of memories would the optimised code pay. `serve` runs
  * long enough to gain from it; `import` and `reembed` run the local model's WebAssembly and `migrate` may build an
  * index over every memory: they keep it. Set before anything compiles WebAssembly (the flags are the process's).

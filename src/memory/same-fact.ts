@@ -581,7 +581,7 @@ function evidenceOf(text: string): Evidence {
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 /** Where a clause ends: a sentence's end, or before one of `words` or `marks`. */
-const clauseBreak = (marks: string, words: readonly string[]): RegExp => new RegExp(String.raw`(?<=[.!?;:])\s+|\n+|[${marks}]|\b(?:${words.join('|')})\b`, 'i');
+const clauseBreak = (marks: string, words: readonly string[]): RegExp => new RegExp(String.raw`${SENTENCE_BREAK.source}|[${marks}]|\b(?:${words.join('|')})\b`, 'i');
 const COORDINATORS = ['and', 'but', 'while', 'whereas'];
 /** Sentences, and their parts between commas and "and", "but", "while", "whereas". */
 const CLAUSE_BREAK = clauseBreak(',;', COORDINATORS);
