@@ -138,6 +138,18 @@ describe.each(engines)('recall on %s', (engine) => {
     expect((await texts("Who is the user's dentist?")).slice(0, 2)).toEqual([older, newer]);
   });
 
+  it('puts the answer stored or confirmed last first between two answers that name no one, unless asked about the past', async () => {
+    const other = await server.token(newSubject());
+    const [older, newer] = ['Home internet is Xfinity on the 400 Mbps plan.', 'The house has Ziply Fiber gigabit internet.'];
+    const stored = new Map<string, number>();
+    for (const text of [older, ...FACTS, newer]) stored.set(text, (await server.call(other, 'remember', { text, dedup_policy: 'insert' })).structured.memory_id as number);
+    const texts = async (query: string) => (await recall({ query, limit: 5 }, other)).memories.map((memory) => memory.text);
+    expect((await texts('Who provides our home internet?')).slice(0, 2)).toEqual([newer, older]);
+    expect((await texts('Who provided our home internet before?')).slice(0, 2)).toEqual([older, newer]);
+    await server.call(other, 'confirm', { memory_id: stored.get(older) });
+    expect((await texts('Who provides our home internet?')).slice(0, 2)).toEqual([older, newer]);
+  });
+
   it('reads the name the memories call the user by as the user: the answer stored last comes first', async () => {
     const other = await server.token(newSubject());
     const [skoda, hyundai] = ['Tomasz drives a red Skoda Octavia estate.', 'I drive a grey Hyundai Ioniq 5.'];
