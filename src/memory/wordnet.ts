@@ -188,6 +188,11 @@ export function isEntryAs(word: string, part: PartOfSpeech): boolean {
   return lemmasOf(entryKey(word), part).length > 0;
 }
 
+/** Whether `word` is, as written, a dictionary form of `part` (not an inflection of one): "feed" is, "freed" is not. */
+export function isLemma(word: string, part: PartOfSpeech): boolean {
+  return senses(entryKey(word), part).length > 0;
+}
+
 /**
  * Whether `word` can only name a thing: the dictionary has it as a noun and never as a verb or an adjective
  * ("penicillin", "heights"; not "run", "fear", "glazing"). A word it lacks (a name, a brand) counts as a thing.

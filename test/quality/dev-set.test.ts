@@ -52,10 +52,11 @@ const FLOORS = {
 };
 
 /**
- * The held-out halves of the fresh and blind pairs, each written by a helper who had read neither the code nor the
- * other sets (bench/README.md, "Rewordings that only say how"): ask 0.917, recognised 0.450, distinct kept 0.850.
+ * The held-out halves of the fresh, blind, Callum and Dara pairs, each written by a helper who had read neither the
+ * code nor the other sets (bench/README.md, "Values written in words, codes spaced otherwise"): together ask 0.936,
+ * recognised 0.545, distinct kept 0.900.
  */
-const INDEPENDENT_FLOORS = { askRecall: 0.85, skipRecognised: 0.4, distinctKept: 0.8 };
+const INDEPENDENT_FLOORS = { askRecall: 0.9, skipRecognised: 0.5, distinctKept: 0.85 };
 const INDEPENDENT_SETS = new Set(['fresh', 'blind', 'callum', 'dara']);
 
 const { facts, questions, pairSets } = loadDevSet();
