@@ -214,6 +214,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !timeUnitChanged(left, right) &&
     !tenseChanged(left, right) &&
     (sameQualifiers || habitReadAsPast(left, right));
+  // A word no dictionary has that the other text writes as a code ("fernowl" / "@fernowl") is said too.
   const said = (one: Evidence, other: Evidence, root: string) =>
     hasStem(other.content, root) || compoundCovered(one, other, root) || [...(one.written.get(root) ?? [])].some((word) => other.codes.has(word) && !isEntry(word));
   const plainlyUncovered = [...right.content].filter((root) => !said(right, left, root));
