@@ -35,10 +35,13 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  *    flying" / "of deep water"): BROAD_SIMILARITY;
  *  - or, from a similarity a little above that, any words reworded, things named too, when each text says every
  *    value of the other and they share a word ("Flight AC851 to Toronto: 12 May" = "The user flies to Toronto on
- *    AC851 on 12 May"): ANCHORED_SIMILARITY.
+ *    AC851 on 12 May"): ANCHORED_SIMILARITY; from lower still when the shared value is a reference or an amount
+ *    few facts share by chance (DISTINCTIVE_ANCHORED_SIMILARITY).
  * Values are read as written in any of the usual ways ("50mg" = "50 mg", "Wi-Fi" = "WiFi", "appt" =
- * "appointment", "9am-5pm" = "9am to 5pm"); a half of the day the stored text does not say is a detail ("9:45" =
- * "9:45am"). A wrong "same fact" keeps the text as a restatement.
+ * "appointment", "9am-5pm" = "9am to 5pm", "four thousand" = "4,000", "twenty to nine" = "8:40", "GBP 50" =
+ * "£50"), a code spaced otherwise as the other text writes it ("BA 283" = "BA283"), a date in digits that reads two
+ * ways as the other text reads it ("05/03/1985" = "5 March 1985"); a half of the day the stored text does not say
+ * is a detail ("9:45" = "9:45am"). A wrong "same fact" keeps the text as a restatement.
  * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
@@ -81,10 +84,11 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
           : undefined;
     if (asUser?.same === true) return asUser;
     // Read once more with an acronym written out as the other text writes it ("the LGI" / "Leeds General
-    // Infirmary"), and a code or number written with other spaces or separators as the other text writes it.
+    // Infirmary"), a code or number written with other spaces or separators as the other text writes it, and a
+    // date in digits that reads two ways as the other text reads it.
     // The incoming text takes the stored one's way of writing a value, so the two never trade ways.
-    const incomingSpelled = valuesJoined(spelledOut(incoming, stored), stored);
-    const storedSpelled = valuesJoined(spelledOut(stored, incoming), incomingSpelled);
+    const incomingSpelled = valuesJoined(datesReadAsOther(spelledOut(incoming, stored), stored), stored);
+    const storedSpelled = valuesJoined(datesReadAsOther(spelledOut(stored, incoming), incomingSpelled), incomingSpelled);
     if (storedSpelled === stored && incomingSpelled === incoming) return asWritten;
     const spelled = compareEvidence(storedSpelled === stored ? left : evidenceOf(storedSpelled), incomingSpelled === incoming ? right : evidenceOf(incomingSpelled), similarity);
     return spelled.same ? spelled : asWritten;
@@ -128,6 +132,39 @@ function valuesJoined(text: string, other: string): string {
   }
   const result = out.join(' ');
   return skeleton(result) === skeleton(text) && result !== text ? result : text;
+}
+
+/**
+ * `text` with each date in digits that reads two ways ("05/03/1985": 5 March or 3 May) written as the one reading
+ * the other text says ("5 March 1985"); `text` itself when the other says neither or both.
+ */
+function datesReadAsOther(text: string, other: string): string {
+  const said = other.toLowerCase();
+  const says = (day: number, month: number) =>
+    new RegExp(String.raw`(?<![\p{N}])0?${day}(?:st|nd|rd|th)?(?![\p{N}])`, 'u').test(said) && new RegExp(String.raw`\b${MONTH_NAMES[month - 1]!.slice(0, 3)}`).test(said);
+  return text.replace(/(?<![\p{L}\p{N}/.])(\d{1,2})\/(\d{1,2})(\/(?:\d{4}|\d{2}))?(?![\p{L}\p{N}/])/gu, (match, first: string, second: string, year: string | undefined) => {
+    const [a, b] = [Number(first), Number(second)];
+    if (a === b || a < 1 || b < 1 || a > 12 || b > 12) return match;
+    const readings = [[a, b], [b, a]].filter(([day, month]) => says(day!, month!));
+    if (readings.length !== 1) return match;
+    const [day, month] = readings[0]!;
+    const name = MONTH_NAMES[month! - 1]!;
+    return `${day} ${name[0]!.toUpperCase()}${name.slice(1)}${year === undefined ? '' : ` ${year.slice(1)}`}`;
+  });
+}
+
+/** Whether a code of letters is a run of the text's words written together ("check-up" / "check up"). */
+function saysAsWords(evidence: Evidence, code: string): boolean {
+  if (!/^\p{L}+$/u.test(code)) return false;
+  const words = evidence.sequence;
+  for (let start = 0; start < words.length; start++) {
+    let joined = '';
+    for (let end = start; end < words.length && end < start + 3 && joined.length < code.length; end++) {
+      joined += words[end];
+      if (end > start && joined === code) return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -197,7 +234,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !negationsContradict(left, right) &&
     // The incoming text may leave a number or code out (it says less), never bring one of its own.
     numbersRestated(left.numbers, right.numbers) &&
-    [...right.codes].every((code) => left.codes.has(code) || left.words.has(code)) &&
+    [...right.codes].every((code) => left.codes.has(code) || left.words.has(code) || saysAsWords(left, code)) &&
     rolesAgree(left.roles, right.roles) &&
     isSubset(left.names, right.words) &&
     isSubset(right.names, left.words) &&

@@ -456,8 +456,9 @@ describe('sameFact', () => {
     ['The user used to play tennis.', 'The user plays tennis.'],
     ['The user used to play tennis.', 'The user played golf.'],
     ['The user used to play tennis and joined a club.', 'The user plays tennis and joined a club.'],
-    // Day-first and month-first readings disagree: no date is read. Another number in groups, another half of the day.
-    ["The user's flight is on 12/05.", "The user's flight is on 12 May."],
+    // A date that reads two ways is neither reading when the other text says another date. Another number in
+    // groups, another half of the day.
+    ["The user's flight is on 12/05.", "The user's flight is on 12 June."],
     ["Callum's NHS number is 485 777 3456.", "Callum's NHS number is 485 777 3457."],
     ['The dentist appointment is at 10:15am.', 'The dentist appointment is at 10.15pm.'],
     ['The helpline is open 24/7.', 'The helpline is open on 24 July.'],
@@ -638,6 +639,13 @@ describe('sameFact', () => {
     ["The user's houseplants are a monstera, a fern and a cactus.", 'Houseplants: a cactus, a fern, a monstera.'],
     ["The user's blood type is A positive.", 'My blood group is A positive.'],
     ["The user's chiropractor appointment is on Monday at 9:00.", 'Chiropractor appt Mon 9am.'],
+    // Codes and numbers spaced otherwise, a date in digits read as the other text reads it, a compound written apart.
+    ["The user's flight is BA283 to Boston.", "The user's flight is BA 283 to Boston."],
+    ["The user's PIN is 4471.", "The user's PIN is 4-4-7-1."],
+    ["The user's flight is on 12/05.", "The user's flight is on 12 May."],
+    ['The user was born on 5 March 1985.', 'The user was born on 05/03/1985.'],
+    ['The user has a check up on Monday.', 'The user has a check-up on Monday.'],
+    ["The user's website is example.com.", "The user's website is https://www.example.com."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.7).same).toBe(true);
   });
@@ -651,6 +659,10 @@ describe('sameFact', () => {
     // An instruction agrees with an obligation or with nothing said, not with another qualifier.
     ['Water the tomatoes every evening.', 'The user used to water the tomatoes every evening.'],
     ['Feed the cat at six.', 'The user used to feed the cat at six.'],
+    // Values spaced otherwise, but other values.
+    ["The user's flight is BA283 to Boston.", "The user's flight is BA 238 to Boston."],
+    ["The rent is €900.", 'The rent is £900.'],
+    ['The user was born on 5 March 1985.', 'The user was born on 03/04/1985.'],
   ])('keeps stored %j and incoming %j apart, whichever is stored (values and who did what)', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.95).same).toBe(false);
     expect(comparerOf(stored)(incoming, 0.95).same).toBe(false);
