@@ -100,9 +100,11 @@ const ACRONYM = /(?<![\p{L}\p{N}])\p{Lu}{2,6}(?![\p{L}\p{N}])/gu;
 /** A code or a number without its spaces, dashes and underscores, lowercased: "BA 283", "ba283" and "BA-283" are one ("£900" and "€900" are not). */
 const skeleton = (written: string): string => written.toLowerCase().replace(/[\s_\p{Pd}]/gu, '');
 const TRAILING_MARKS = /[.,;:!?)]+$/;
+/** Most words a value spaced otherwise may take ("QQ 12 34 56 C"). */
+const JOINED_WORDS = 6;
 
 /**
- * `text` with each run of up to four words that spells a code or a number of the other text, with other spaces or
+ * `text` with each run of up to JOINED_WORDS words that spells a code or a number of the other text, with other spaces or
  * separators, written as the other text writes it: "BA 283" / "BA283", "BS65DQ" / "BS6 5DQ", "4-4-7-1" / "4471".
  * Only values with a digit: words are compared as words. `text` itself when none is.
  */
@@ -118,7 +120,7 @@ function valuesJoined(text: string, other: string): string {
   const out: string[] = [];
   for (let start = 0; start < words.length; start++) {
     let joined: string | undefined;
-    for (let end = Math.min(words.length, start + 4); end > start && joined === undefined; end--) {
+    for (let end = Math.min(words.length, start + JOINED_WORDS); end > start && joined === undefined; end--) {
       const run = words.slice(start, end);
       const last = run[run.length - 1]!;
       const written = run.join(' ').replace(TRAILING_MARKS, '');
@@ -235,7 +237,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     // The incoming text may leave a number or code out (it says less), never bring one of its own.
     numbersRestated(left.numbers, right.numbers) &&
     [...right.codes].every((code) => left.codes.has(code) || left.words.has(code) || saysAsWords(left, code)) &&
-    rolesAgree(left.roles, right.roles) &&
+    rolesAgree(left, right) &&
     isSubset(left.names, right.words) &&
     isSubset(right.names, left.words) &&
     !rolesSwapped(left, right) &&
@@ -487,6 +489,8 @@ interface Evidence {
   readonly instruction: boolean;
   /** Each number counting a time and the units it counts ("three weeks": 3 → week). */
   readonly timeCounts: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Roles followed by the name of whom they are ("son Adam", "children, Isla and Finn"): each role's names. */
+  readonly namedRoles: ReadonlyMap<string, ReadonlySet<string>>;
   /** The roots of the verbs a past habit names ("used to work": work). */
   readonly habitRoots: ReadonlySet<string>;
   /** Who or what comes before and after each verb (see framesOf). */
@@ -525,6 +529,7 @@ function evidenceOf(text: string): Evidence {
   let possessive = false;
   let instruction = false;
   const timeCounts = new Map<string, Set<string>>();
+  const namedRoles = new Map<string, Set<string>>();
   const normalised = rephrase(text.normalize('NFKC').replace(/[’‘`]/g, "'").replace(TITLE_STOP, '$1'));
   for (const sentence of normalised.split(SENTENCE_BREAK)) {
     const tokens = tokensOf(sentence);
@@ -646,6 +651,8 @@ function evidenceOf(text: string): Evidence {
       const role = roleOf(lower);
       if (role !== undefined) {
         roles.add(role);
+        const named = namedAfter(tokens, index);
+        if (named !== undefined) namedRoles.set(role, (namedRoles.get(role) ?? new Set()).add(named));
         return;
       }
       if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') names.add(lower.replace(/-/g, ''));
@@ -696,7 +703,7 @@ function evidenceOf(text: string): Evidence {
       for (const second of said.slice(at + 1, at + 1 + PAIRED_WORDS)) (negation >= 0 ? deniedPairs : affirmedPairs).add([first, second].sort().join(' '));
     }
   }
-  return { numbers, codes, names, words, roles, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, instruction, timeCounts, habitRoots, frames, clauses };
+  return { numbers, codes, names, words, roles, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, instruction, timeCounts, namedRoles, habitRoots, frames, clauses };
 }
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
@@ -1111,12 +1118,21 @@ const BINDINGS = new Map<string, BindingKind>([
  * incoming text may name a role more generally, never more narrowly ("child" / "son": it brings what the stored
  * one did not say), and never another one ("niece" / "nephew").
  */
-function rolesAgree(stored: ReadonlySet<string>, incoming: ReadonlySet<string>): boolean {
+function rolesAgree(left: Evidence, right: Evidence): boolean {
+  const [stored, incoming] = [left.roles, right.roles];
   const broader = (role: string) => BROADER_ROLES.get(role) ?? [];
+  // "The user's son Max starts …" / "Max starts …": the incoming text names whom the role is, and says less.
+  const namedInstead = (role: string) => [...(left.namedRoles.get(role) ?? [])].some((name) => right.words.has(name));
   return (
     [...incoming].every((role) => stored.has(role) || [...stored].some((named) => broader(named).includes(role))) &&
-    [...stored].every((role) => incoming.has(role) || broader(role).some((general) => incoming.has(general)))
+    [...stored].every((role) => incoming.has(role) || broader(role).some((general) => incoming.has(general)) || namedInstead(role))
   );
+}
+
+/** The name right after a role word, a comma between them or not ("son Adam", "children, Isla"), lowercased. */
+function namedAfter(tokens: readonly string[], at: number): string | undefined {
+  const next = tokens[at + 1] === ',' ? tokens[at + 2] : tokens[at + 1];
+  return next !== undefined && /^\p{Lu}\p{Ll}/u.test(next) ? bareWord(next).toLowerCase() : undefined;
 }
 
 /**
@@ -1580,10 +1596,11 @@ function writeValuesAlike(text: string): string {
     .replace(/\bhalf an hour\b/giu, '30 minutes')
     .replace(/\ba quarter of an hour\b/giu, '15 minutes')
     // A web address without its scheme and "www." ("https://www.example.com" = "example.com"), a number after "No." or
-    // "#" ("No. 14" = "#14" = "number 14"), a range of days with a dash ("Mon-Fri" = "Monday to Friday").
+    // "#" ("No. 14" = "#14" = "number 14"), a range of days with a dash ("Mon-Fri" = "Monday to Friday" = "weekdays").
     .replace(/\bhttps?:\/\/|\bwww\.(?=[\p{L}\p{N}])/giu, '')
     .replace(/(?<![\p{L}\p{N}])(?:No\.|#) ?(?=\d)/gu, 'number ')
     .replace(WEEKDAY_RANGE, '$1 to $2')
+    .replace(/\b(?:from )?mon(?:day)? to fri(?:day)?\b/giu, 'weekdays')
     .replace(/\b([ap])\.m\.?(?![\p{L}\p{N}])/giu, '$1m')
     // "10.15am" is "10:15am" (a dot between hours and minutes, said with the half of the day).
     .replace(/(?<![\p{L}\p{N}.,:])(\d{1,2})\.(\d{2}) ?([ap]m)(?![\p{L}\p{N}])/giu, '$1:$2$3')

@@ -645,6 +645,11 @@ describe('sameFact', () => {
     ["The user's flight is on 12/05.", "The user's flight is on 12 May."],
     ['The user was born on 5 March 1985.', 'The user was born on 05/03/1985.'],
     ['The user has a check up on Monday.', 'The user has a check-up on Monday.'],
+    ["The user's passport number is 12 345 678 X.", 'Passport no: 12345678X.'],
+    ['The pool is open from 7am to 9pm on weekdays.', 'Pool hours: 7am-9pm, Mon-Fri.'],
+    // A role the incoming text leaves out where it names whom the stored one's role is.
+    ["The user's son Max starts secondary school in September.", 'Max starts secondary school in September.'],
+    ["Both of the user's children, Isla and Finn, go to Ashley Down Primary.", 'Isla and Finn go to Ashley Down Primary.'],
     ["The user's website is example.com.", "The user's website is https://www.example.com."],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.7).same).toBe(true);
@@ -663,6 +668,9 @@ describe('sameFact', () => {
     ["The user's flight is BA283 to Boston.", "The user's flight is BA 238 to Boston."],
     ["The rent is €900.", 'The rent is £900.'],
     ['The user was born on 5 March 1985.', 'The user was born on 03/04/1985.'],
+    // A role names someone else's relative, or none is named.
+    ["The user's sister Ana is a nurse.", "Ana's sister is a nurse."],
+    ["The user's son Max is allergic to nuts.", 'The user is allergic to nuts.'],
   ])('keeps stored %j and incoming %j apart, whichever is stored (values and who did what)', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.95).same).toBe(false);
     expect(comparerOf(stored)(incoming, 0.95).same).toBe(false);
