@@ -97,16 +97,19 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
 
 const ACRONYM = /(?<![\p{L}\p{N}])\p{Lu}{2,6}(?![\p{L}\p{N}])/gu;
 
-/** A code or a number without its spaces, dashes and underscores, lowercased: "BA 283", "ba283" and "BA-283" are one ("£900" and "€900" are not). */
+/**
+ * A code or a number without its spaces, dashes and underscores, lowercased: "BA 283", "ba283" and "BA-283" are one
+ * ("£900" and "€900" are not).
+ */
 const skeleton = (written: string): string => written.toLowerCase().replace(/[\s_\p{Pd}]/gu, '');
 const TRAILING_MARKS = /[.,;:!?)]+$/;
 /** Most words a value spaced otherwise may take ("QQ 12 34 56 C"). */
 const JOINED_WORDS = 6;
 
 /**
- * `text` with each run of up to JOINED_WORDS words that spells a code or a number of the other text, with other spaces or
- * separators, written as the other text writes it: "BA 283" / "BA283", "BS65DQ" / "BS6 5DQ", "4-4-7-1" / "4471".
- * Only values with a digit: words are compared as words. `text` itself when none is.
+ * `text` with each run of up to JOINED_WORDS words that spells a code or a number of the other text, with other
+ * spaces or separators, written as the other text writes it: "BA 283" / "BA283", "BS65DQ" / "BS6 5DQ", "4-4-7-1" /
+ * "4471". Only values with a digit: words are compared as words. `text` itself when none is.
  */
 function valuesJoined(text: string, other: string): string {
   const values = new Map<string, string>();
@@ -203,7 +206,10 @@ function initialsEnd(words: readonly string[], start: number, letters: string): 
   return undefined;
 }
 const ACRONYM_GLUE = new Set(['of', 'for', 'the', 'and', 'on', 'in', 'at', 'to']);
-/** From this many letters, an acronym may stand for words written in lower case too ("ASAP": "as soon as possible"; not "PIN": "phone is new"). */
+/**
+ * From this many letters, an acronym may stand for words written in lower case too ("ASAP": "as soon as possible";
+ * not "PIN": "phone is new").
+ */
 const LOWERCASE_ACRONYM = 4;
 
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{Lu}\p{Ll}+(?![\p{L}\p{N}])/gu;
