@@ -119,24 +119,27 @@ function valuesJoined(text: string, other: string): string {
     if (/\p{N}/u.test(written) && written.length >= 3) values.set(written, value);
   }
   if (values.size === 0) return text;
-  const words = text.split(/(\s+)/).filter((part) => !/^\s*$/.test(part));
+  // Words at even places, the spaces and line breaks between them at odd ones: a line break still ends a sentence.
+  const parts = text.split(/(\s+)/);
   const out: string[] = [];
-  for (let start = 0; start < words.length; start++) {
+  let changed = false;
+  for (let start = 0; start < parts.length; start += 2) {
+    let end = start;
     let joined: string | undefined;
-    for (let end = Math.min(words.length, start + JOINED_WORDS); end > start && joined === undefined; end--) {
-      const run = words.slice(start, end);
-      const last = run[run.length - 1]!;
-      const written = run.join(' ').replace(TRAILING_MARKS, '');
+    for (let last = Math.min(parts.length - 1, start + 2 * (JOINED_WORDS - 1)); last >= start && joined === undefined; last -= 2) {
+      const written = parts.slice(start, last + 1).join('').replace(TRAILING_MARKS, '');
       const value = values.get(skeleton(written));
       if (value !== undefined && value !== written && /\p{N}/u.test(written)) {
-        joined = value + (TRAILING_MARKS.exec(last)?.[0] ?? '');
-        start = end - 1;
+        joined = value + (TRAILING_MARKS.exec(parts[last]!)?.[0] ?? '');
+        end = last;
       }
     }
-    out.push(joined ?? words[start]!);
+    out.push(joined ?? parts[start]!);
+    changed ||= joined !== undefined;
+    if (end + 1 < parts.length) out.push(parts[end + 1]!);
+    start = end;
   }
-  const result = out.join(' ');
-  return skeleton(result) === skeleton(text) && result !== text ? result : text;
+  return changed ? out.join('') : text;
 }
 
 /**

@@ -676,6 +676,13 @@ describe('sameFact', () => {
     expect(comparerOf(stored)(incoming, 0.95).same).toBe(false);
   });
 
+  it('keeps a line break a sentence break when it reads a code spaced otherwise (the note\'s second line an instruction)', () => {
+    const note = 'Booking ref AB123 for the flat\nBook the cleaner for Friday';
+    const sentence = 'The user needs to book the cleaner for Friday, booking ref AB 123 for the flat.';
+    expect(comparerOf(sentence)(note, 0.9).same).toBe(true);
+    expect(comparerOf(note)(sentence, 0.9).same).toBe(true);
+  });
+
   it('reads a shared booking reference as an anchor from a lower similarity than a small count', () => {
     expect(comparerOf('Lisbon flat booking ref: QX7T42ZP.')("The user's booking reference for the Lisbon flat is QX7T42ZP.", 0.5).same).toBe(true);
     expect(comparerOf("Noor's notice period at work is three weeks.")("Noor's house has three bedrooms.", 0.5).same).toBe(false);
