@@ -433,6 +433,16 @@ const formatParaphrases: [string, string][] = [
   ["The user's PIN is 4471.", "The user's PIN is 4-4-7-1."],
   ["The user's train is at 08:15.", "The user's train is at quarter past eight in the morning."],
   ["The user's birthday is on the 3rd.", "The user's birthday is on the third."],
+  // Short forms the other text writes in full (2026-12-01).
+  ['The user pays £950/month for the flat.', 'The user pays £950 a month for the flat.'],
+  ['The user earns £40,000 per annum.', 'The user earns £40,000 a year.'],
+  ['The user moved to Leeds in 2009.', "The user moved to Leeds in '09."],
+  ['The user lives at 3 Park Road.', 'The user lives at 3 Park Rd.'],
+  ['The user works on Fifth Avenue.', 'The user works on Fifth Ave.'],
+  ["Dev's mobile is 07911 123456.", "Dev's mobile is +44 7911 123456."],
+  ['The user weighs 72.5 kg.', 'The user weighs 72500 grams.'],
+  ['The desk is 1.2 m wide.', 'The desk is 120 cm wide.'],
+  ["The user's children are called Mia, Leo and Ava.", "The user's children are called Ava, Mia and Leo."],
 ];
 const wordingParaphrases: [string, string][] = [
   ['The user looks after their nephew on Tuesdays.', 'On Tuesdays the user looks after their nephew.'],
@@ -489,6 +499,15 @@ const closeDistinct: [string, string][] = [
   ['The user saved £18k.', 'The user saved £81k.'],
   ['The user lifts 100kg.', 'The user lifts 100lb.'],
   ['The user cycles 20mi on Sundays.', 'The user cycles 20km on Sundays.'],
+  ['The user pays £950/month for the flat.', 'The user pays £950 a week for the flat.'],
+  ['The user moved to Leeds in 2009.', "The user moved to Leeds in '99."],
+  ['The user lives at 3 Park Road.', 'The user lives at 3 Park St.'],
+  ['The user goes to church at St Mary\'s.', 'The user goes to church on Mary Street.'],
+  ["Dev's mobile is 07911 123456.", "Dev's mobile is +44 7911 123465."],
+  ['The desk is 1.2 m wide.', 'The desk is 12 cm wide.'],
+  ['The user ran 5 km.', 'The user ran 500 m.'],
+  ['Sam is 9, Leo 7.', 'Sam is 7, Leo 9.'],
+  ['Mia is in Year 3, Leo in Year 5.', 'Leo is in Year 3, Mia in Year 5.'],
 ];
 // Distinct facts that say the same values (a person, a date, a place, an amount) about another thing: judged at a
 // similarity the local model gives most of them (0.71–0.86).

@@ -39,9 +39,10 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  *    few facts share by chance (DISTINCTIVE_ANCHORED_SIMILARITY).
  * Values are read as written in any of the usual ways ("50mg" = "50 mg", "Wi-Fi" = "WiFi", "appt" =
  * "appointment", "9am-5pm" = "9am to 5pm", "four thousand" = "4,000", "twenty to nine" = "8:40", "GBP 50" =
- * "£50"), a code spaced otherwise as the other text writes it ("BA 283" = "BA283"), a date in digits that reads two
- * ways as the other text reads it ("05/03/1985" = "5 March 1985"); a half of the day the stored text does not say
- * is a detail ("9:45" = "9:45am"). A wrong "same fact" keeps the text as a restatement.
+ * "£50", "£950/month" = "£950 a month"), a code spaced otherwise as the other text writes it ("BA 283" = "BA283"), a
+ * date in digits that reads two ways as the other text reads it ("05/03/1985" = "5 March 1985"), a short form as
+ * the other text writes it in full ("'88" = "1988", "Elm St" = "Elm Street", "1.85 m" = "185 cm"); a half of the
+ * day the stored text does not say is a detail ("9:45" = "9:45am"). A list's items may come in any order. A wrong "same fact" keeps the text as a restatement.
  * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
@@ -87,8 +88,8 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
     // Infirmary"), a code or number written with other spaces or separators as the other text writes it, and a
     // date in digits that reads two ways as the other text reads it.
     // The incoming text takes the stored one's way of writing a value, so the two never trade ways.
-    const incomingSpelled = valuesJoined(datesReadAsOther(spelledOut(incoming, stored), stored), stored);
-    const storedSpelled = valuesJoined(datesReadAsOther(spelledOut(stored, incoming), incomingSpelled), incomingSpelled);
+    const incomingSpelled = valuesJoined(shortFormsAsOther(datesReadAsOther(spelledOut(incoming, stored), stored), stored), stored);
+    const storedSpelled = valuesJoined(shortFormsAsOther(datesReadAsOther(spelledOut(stored, incoming), incomingSpelled), incomingSpelled), incomingSpelled);
     if (storedSpelled === stored && incomingSpelled === incoming) return asWritten;
     const spelled = compareEvidence(storedSpelled === stored ? left : evidenceOf(storedSpelled), incomingSpelled === incoming ? right : evidenceOf(incomingSpelled), similarity);
     return spelled.same ? spelled : asWritten;
@@ -160,6 +161,60 @@ function datesReadAsOther(text: string, other: string): string {
     return `${day} ${name[0]!.toUpperCase()}${name.slice(1)}${year === undefined ? '' : ` ${year.slice(1)}`}`;
   });
 }
+
+/**
+ * `text` with each short form of a value written as the other text writes it in full: a year cut to two digits
+ * ("'88" / "1988"), a street's kind after its name ("Elm St" / "Elm Street": ADDRESS_WORDS, so "St" stays "Saint"
+ * before a name), a phone number with its country's code for the leading 0 ("+44 7700 900123" / "07700 900123"),
+ * and a measure in a unit a hundred or a thousand times larger or smaller ("1.85 m" / "185 cm", "1.8m" / "1.8
+ * metres"). Only where the other text says that full form: the two texts never trade ways, and a short form the
+ * other does not spell out stays as it is.
+ */
+function shortFormsAsOther(text: string, other: string): string {
+  return text
+    .replace(/(?<![\p{L}\p{N}])['’](\d{2})(?![\p{L}\p{N}'’])/gu, (match, year: string) => new RegExp(String.raw`(?<![\p{N}])(?:19|20)${year}(?![\p{N}])`, 'u').exec(other)?.[0] ?? match)
+    .replace(/(?<=\p{Lu}[\p{L}-]* )(\p{Lu}\p{Ll}{1,3})\.?(?![\p{L}\p{N}])/gu, (match, short: string, offset: number, whole: string) => {
+      const full = ADDRESS_WORDS.get(short.toLowerCase());
+      const name = /(\p{Lu}[\p{L}-]*) $/u.exec(whole.slice(0, offset))![1]!;
+      return full !== undefined && new RegExp(String.raw`(?<![\p{L}\p{N}])${name} ${full}(?![\p{L}\p{N}])`, 'iu').test(other) ? full[0]!.toUpperCase() + full.slice(1) : match;
+    })
+    .replace(/\+(\d{1,3})[ -]?((?:\d[ -]?){6,13}\d)(?![\p{N}])/gu, (match, _country: string, rest: string) => {
+      const national = `0${rest.replace(/\D/g, '')}`;
+      const said = other.match(/(?<![\p{N}+])0(?:\d[ -]?){6,13}\d(?![\p{N}])/gu) ?? [];
+      return said.find((number) => number.replace(/\D/g, '') === national) ?? match;
+    })
+    .replace(MEASURE_IN_UNIT, (match, amount: string, unit: string) => {
+      const scale = UNIT_SCALES.get(unit.toLowerCase());
+      if (scale === undefined) return match;
+      for (const [otherUnit, otherScale] of UNIT_SCALES) {
+        if (otherScale.quantity !== scale.quantity) continue;
+        const otherAmount = Number((Number(amount) * (scale.factor / otherScale.factor)).toFixed(6));
+        const said = new RegExp(String.raw`(?<![\p{L}\p{N}.,])${String(otherAmount).replace('.', '\\.')} ?${otherUnit}(?![\p{L}\p{N}])`, 'iu').exec(other);
+        if (said !== null) return said[0];
+      }
+      return match;
+    });
+}
+
+/** A street's kind after its name, shortened: "Elm St", "Park Rd", "Fifth Ave". */
+const ADDRESS_WORDS = new Map([
+  ['st', 'street'], ['rd', 'road'], ['ave', 'avenue'], ['ln', 'lane'], ['dr', 'drive'], ['ct', 'court'], ['pl', 'place'],
+  ['sq', 'square'], ['cres', 'crescent'], ['blvd', 'boulevard'], ['hwy', 'highway'], ['pkwy', 'parkway'], ['ter', 'terrace'],
+  ['gdns', 'gardens'], ['cl', 'close'],
+]);
+/** Units of one quantity by how many of the smallest each is (shortFormsAsOther), every way each is written. */
+const UNIT_SCALES = new Map<string, { quantity: string; factor: number }>([
+  ...['mm', 'millimetre', 'millimetres', 'millimeter', 'millimeters'].map((unit) => [unit, { quantity: 'length', factor: 1 }] as const),
+  ...['cm', 'centimetre', 'centimetres', 'centimeter', 'centimeters'].map((unit) => [unit, { quantity: 'length', factor: 10 }] as const),
+  ...['m', 'metre', 'metres', 'meter', 'meters'].map((unit) => [unit, { quantity: 'length', factor: 1000 }] as const),
+  ...['km', 'kilometre', 'kilometres', 'kilometer', 'kilometers'].map((unit) => [unit, { quantity: 'length', factor: 1e6 }] as const),
+  ...['g', 'gram', 'grams', 'gramme', 'grammes'].map((unit) => [unit, { quantity: 'mass', factor: 1 }] as const),
+  ...['kg', 'kilo', 'kilos', 'kilogram', 'kilograms'].map((unit) => [unit, { quantity: 'mass', factor: 1000 }] as const),
+  ...['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters'].map((unit) => [unit, { quantity: 'volume', factor: 1 }] as const),
+  ...['l', 'litre', 'litres', 'liter', 'liters'].map((unit) => [unit, { quantity: 'volume', factor: 1000 }] as const),
+]);
+/** A number and a metric unit (UNIT_SCALES), spaced or not: "1.85 m", "1.8m", "185 cm"; not "£5m". */
+const MEASURE_IN_UNIT = new RegExp(String.raw`(?<![\p{L}\p{N}.,£$€¥])(\d+(?:\.\d+)?) ?(${[...UNIT_SCALES.keys()].sort((a, b) => b.length - a.length).join('|')})(?![\p{L}\p{N}])`, 'giu');
 
 /** Whether a code of letters is a run of the text's words written together ("check-up" / "check up"). */
 function saysAsWords(evidence: Evidence, code: string): boolean {
@@ -694,7 +749,7 @@ function evidenceOf(text: string): Evidence {
   }
   const frames = normalised.split(SENTENCE_BREAK).flatMap((sentence) => framesOf(sentence.match(TOKENS_AND_COMMAS) ?? []));
   const clauseTexts = normalised.split(CLAUSE_BREAK);
-  const clauses = clauseTexts.map((clause) => clauseOf(tokensOf(clause)));
+  const clauses = listItemsJoined(clauseTexts.map((clause) => clauseOf(tokensOf(clause))));
   const deniedWords = new Set<string>();
   const deniedPairs = new Set<string>();
   const affirmedPairs = new Set<string>();
@@ -848,6 +903,23 @@ interface Clause {
   readonly values: ReadonlySet<string>;
   readonly words: ReadonlySet<string>;
 }
+/**
+ * Clauses with each item of a list joined to the clause before it: a clause of one value alone ("Leo", "and Ava"
+ * after "The children are called Mia") is the list's, so the names of "Mia, Leo and Ava" all stand beside the
+ * words of its first clause, in any order. A clause of two values ("Leo 7" after "Sam is 9") says a pairing of
+ * its own and stays apart.
+ */
+function listItemsJoined(clauses: readonly Clause[]): Clause[] {
+  const joined: Clause[] = [];
+  for (const clause of clauses) {
+    const last = joined.at(-1);
+    if (last !== undefined && clause.words.size === 0 && clause.values.size === 1) {
+      joined[joined.length - 1] = { values: new Set([...last.values, ...clause.values]), words: last.words };
+    } else joined.push(clause);
+  }
+  return joined;
+}
+
 function clauseOf(tokens: readonly string[]): Clause {
   const values = new Set<string>();
   const words = new Set<string>();
@@ -1548,6 +1620,10 @@ function rephrase(text: string): string {
     .replace(/n't\b/gi, ' not')
     .replace(/\b(would|'d) rather\b/gi, 'prefers')
     .replace(/\b(likes?|liked|loves?) (best|most)\b/gi, 'favourite')
+    // "£950/month", "per annum", "p.a.", "pcm" (per calendar month) and "annually" say how often as "a month" does.
+    .replace(/(?<=[\p{L}\p{N}])\s?\/\s?(day|week|wk|month|mo|mth|year|yr|annum)(?![\p{L}\p{N}])/giu, (_match, unit: string) => ` a ${PER_UNIT[unit.toLowerCase()] ?? unit}`)
+    .replace(/\bper annum\b|(?<![\p{L}\p{N}])p\.a\.?(?![\p{L}\p{N}])|\bannually\b/giu, 'yearly')
+    .replace(/(?<=\d )pcm\b/giu, 'monthly')
     .replace(/\b(?:a|per|each|every) (day|week|month|year)\b/gi, (_match, unit: string) => PERIODICALLY[unit.toLowerCase()]!)
     // A habit by the day it falls on (EVERY_DAY) is the day in the plural.
     .replace(EVERY_DAY, '$1s')
@@ -1756,6 +1832,8 @@ const CURRENCIES: Record<string, string> = { '£': 'pounds', $: 'dollars', '€'
 const CURRENCY_CODES: Record<string, string> = { GBP: 'pounds', USD: 'dollars', EUR: 'euros', JPY: 'yen' };
 
 const PERIODICALLY: Record<string, string> = { day: 'daily', week: 'weekly', month: 'monthly', year: 'yearly' };
+/** A unit of time after a slash, shortened: "/wk", "/mo", "/yr". */
+const PER_UNIT: Record<string, string> = { wk: 'week', mo: 'month', mth: 'month', yr: 'year', annum: 'year' };
 /** A habit by the day or part of it it falls on: "every Tuesday" = "each Tuesday" = "on Tuesdays". */
 const EVERY_DAY = new RegExp(String.raw`\b(?:every|each) (${[...WEEKDAY_NAMES, 'weekend', 'morning', 'afternoon', 'evening', 'night'].join('|')})\b`, 'gi');
 

@@ -469,6 +469,15 @@ describe('sameFact', () => {
     ['The user is recovering the sofa.', 'The user is re-covering the sofa.'],
     ['The user has an appt with the GP.', 'The user has an apartment near the GP.'],
     ['The user has a dentist appt on Tuesday.', 'The user has a dentist appointment on Thursday.'],
+    // A short form is the other text's full form only when it says the same value: "/month" is no "a week".
+    ['The user pays £950/month for the flat.', 'The user pays £950 a week for the flat.'],
+    ['The user moved to Leeds in 2009.', "The user moved to Leeds in '99."],
+    ['The user lives at 3 Park Road.', 'The user lives at 3 Park St.'],
+    ["The user goes to church at St Mary's.", 'The user goes to church on Mary Street.'],
+    ["Dev's mobile is 07911 123456.", "Dev's mobile is +44 7911 123465."],
+    ['The desk is 1.2 m wide.', 'The desk is 12 cm wide.'],
+    // A clause of two values pairs them: no list item.
+    ['Sam is 9, Leo 7.', 'Sam is 7, Leo 9.'],
   ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.98).same).toBe(false);
   });
@@ -518,6 +527,19 @@ describe('sameFact', () => {
     ["The user's appointment is on Tuesday.", "The user's appt is on Tuesday."],
     ['The user works in the finance department.', 'The user works in the finance dept.'],
     ['The weekly planning meeting lasts half an hour.', 'The weekly planning meeting lasts 30 minutes.'],
+    // Short forms the other text writes in full: how often, a year, a street's kind, a country's code, a unit.
+    ['The user pays £950/month for the flat.', 'The user pays £950 a month for the flat.'],
+    ['The user earns £40,000 per annum.', 'The user earns £40,000 a year.'],
+    ['The user moved to Leeds in 2009.', "The user moved to Leeds in '09."],
+    ['The user lives at 3 Park Road.', 'The user lives at 3 Park Rd.'],
+    ["Dev's mobile is +44 7911 123456.", "Dev's mobile is 07911 123456."],
+    ['The desk is 1.2 m wide.', 'The desk is 120 cm wide.'],
+    ['The user is 1.8m tall.', 'The user is 1.8 metres tall.'],
+    // A list in another order: a word between its commas is no verb ("peas", "crisps").
+    ["The user's favourite flowers are sweet peas, tulips and roses.", 'Favourite flowers: roses, tulips, sweet peas'],
+    ["The user's favourite snacks are salted crisps, olives and popcorn.", 'Favourite snacks: popcorn, olives, salted crisps'],
+    // A list of names in another order: each item stands beside the list's words.
+    ["The user's children are called Mia, Leo and Ava.", "The user's children are called Ava, Mia and Leo."],
   ])('treats stored %j and incoming %j, its clauses reordered, as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
   });
