@@ -7,7 +7,8 @@
 //  - nearest or whole: `coalesce(mix, whole)`, which reads it once but runs the nearest-passage subquery for a
 //    memory without passages too;
 //  - served: as src/db/memories/vector-ranking.ts sends it, `case when pg_column_size(passages) > 16 …`: the
-//    array's stored size says whether it has passages without reading it.
+//    array's stored size says whether it has passages without reading it;
+//  - served, turns read: that, and the first 100 each read with the turn after it (withTurnsRead), as recall ranks.
 // Probes are stored memories' own vectors (no model needed); the passage forms must rank identically.
 // Run: npx tsx bench/recall-quality.ts turns observations (once, to seed), then
 //      npx tsx bench/passage-scan.ts [turns|observations] [rounds=5] [probes=10]
@@ -41,9 +42,26 @@ const FORMS: Record<string, string> = {
   'nearest or whole': `coalesce(${MIX}, ${WHOLE})`,
   served: `case when pg_column_size(passage_embeddings) > 16 then ${MIX} else ${WHOLE} end`,
 };
+// Since 2026-12-01 recall also reads each of the first 100 with the memory stored after it in its conversation
+// (vector-ranking.ts, withTurnsRead): timed beside the passage forms, as recall ranks (the ranking differs by design).
+const TURNS_READ = 'served, turns read';
+const LIVE = `subject = $1 and (expires_at is null or expires_at > now())`;
 const statement = (distance: string) =>
   `with probe as materialized (select $2::vector as vector)
-   select id from memories, probe where subject = $1 and (expires_at is null or expires_at > now()) order by ${distance}, id desc limit 100`;
+   select id from memories, probe where ${LIVE} order by ${distance}, id desc limit 100`;
+const turnsReadStatement = `with probe as materialized (select $2::vector as vector),
+   own_ranked as materialized (select id, ${FORMS.served} as distance from memories, probe where ${LIVE} order by distance, id desc limit 100)
+   select id from (
+     select id, distance from own_ranked
+     union all
+     select later.id, ((asked.embedding + later.embedding) <=> (select vector from probe)) + 0.03
+       from own_ranked as first
+       join memories asked on asked.id = first.id
+      cross join lateral (select id, session_id, embedding from memories where subject = asked.subject and (created_at, id) > (asked.created_at, asked.id)
+                           order by created_at, id limit 1) as later
+      where asked.session_id is not null and later.session_id = asked.session_id
+        and exists (select 1 from memories where memories.id = later.id and ${LIVE})) as found
+    group by id order by min(distance), id desc limit 100`;
 
 const subjects = (await db.query<{ subject: string }>(`select distinct subject from memories order by subject`)).rows.map((row) => row.subject);
 const probes: { subject: string; vector: string }[] = [];
@@ -58,16 +76,16 @@ const { rows: shape } = await db.query<{ memories: number; passages: number }>(
   `select count(*)::int as memories, coalesce(sum(cardinality(passage_embeddings)), 0)::int as passages from memories`,
 );
 
-const times = new Map(Object.keys(FORMS).map((name) => [name, [] as number[]]));
+const times = new Map([...Object.keys(FORMS), TURNS_READ].map((name) => [name, [] as number[]]));
 let disagreements = 0;
 for (let round = 0; round <= rounds; round++) {
-  const names = Object.keys(FORMS);
+  const names = [...Object.keys(FORMS), TURNS_READ];
   if (round % 2 === 1) names.reverse();
   for (const probe of probes) {
     const orders = new Map<string, string>();
     for (const name of names) {
       const started = performance.now();
-      const { rows } = await db.query<{ id: number }>(statement(FORMS[name]!), [probe.subject, probe.vector]);
+      const { rows } = await db.query<{ id: number }>(name === TURNS_READ ? turnsReadStatement : statement(FORMS[name]!), [probe.subject, probe.vector]);
       // Round 0 warms the cache and the plans; it is not counted.
       if (round > 0) times.get(name)!.push(performance.now() - started);
       orders.set(name, rows.map((row) => row.id).join(','));

@@ -41,7 +41,7 @@ try {
       const size = await sizeForVectorRanking(trx, HEAVY_SUBJECT, NO_FILTERS, DEFAULT_EXACT_SCAN_LIMIT, 2 * DEPTH);
       const restore = walkAtOnce(size, vector, DEFAULT_EXACT_SCAN_LIMIT);
       if (restore === undefined) throw new Error('the seeded subject should walk the index at once');
-      const both = await walkIndexWith(trx, HEAVY_SUBJECT, vector, DEPTH, restore, [{ query: textRankingQuery(HEAVY_SUBJECT, NO_FILTERS, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER }] as const);
+      const both = await walkIndexWith(trx, HEAVY_SUBJECT, vector, DEPTH, restore, size.inConversations, [{ query: textRankingQuery(HEAVY_SUBJECT, NO_FILTERS, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER }] as const);
       return { ids: both.ids, plan: both.plan, hits: both.alongside[0].map(toTextHit) };
     }, { readOnly: true });
     if (isDeepStrictEqual(separate, together)) same += 1;

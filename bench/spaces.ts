@@ -150,7 +150,7 @@ async function vectorPlans(): Promise<void> {
           const t0 = performance.now();
           const ranked = await db.withSubject(person.subject, 'benchmarking', async (trx) => {
             const size = await sizeForVectorRanking(trx, keys, NO_FILTERS, exactScanLimit, 200);
-            return vectorRanking(trx, keys, NO_FILTERS, vector, 100, { exactScanLimit, size, efSearch: 200, passages: true });
+            return vectorRanking(trx, keys, NO_FILTERS, vector, 100, { exactScanLimit, size, efSearch: 200, recall: true });
           }, { readOnly: true });
           if (q >= 10) latencies.push(performance.now() - t0);
           plans.add(ranked.plan);

@@ -16,7 +16,10 @@ import type { Ranking } from './rank-fusion.js';
  * LoCoMo turns and observations and the development sets (bench/README.md, "Recall and dedup quality").
  */
 export const RETRIEVER_WEIGHTS = {
-  /** The nearest memories by embedding (a memory by its nearest passage or restatement too). */
+  /**
+   * The nearest memories by embedding (a memory by its nearest passage or restatement too, and a conversation's
+   * turn read with the turn before it: db/memories/vector-ranking.ts, withTurnsRead).
+   */
   vector: 1,
   /** The full-text ranking: names, dates, numbers and rare words; weighs more, as far as a hit covers the question. */
   text: 1.75,

@@ -224,7 +224,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
         const size = await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
         const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
         if (restore === undefined) throw new Error('the big subject should walk the index at once');
-        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, [{ query: textRankingQuery('big', noFilters, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER }] as const);
+        const both = await walkIndexWith(trx, 'big', vector, DEPTH, restore, size.inConversations, [{ query: textRankingQuery('big', noFilters, words, DEPTH, size.memories), order: TEXT_RANKING_ORDER }] as const);
         return { ids: both.ids, plan: both.plan, hits: both.alongside[0].map(toTextHit) };
       });
       expect(separate.plan).toBe('hnsw');
@@ -242,7 +242,7 @@ describe.each(engines)('filtered vector recall against exact search on %s', (eng
         const restore = walkAtOnce(size, vector, EXACT_SCAN_LIMIT);
         if (restore === undefined) throw new Error('the big subject should walk the index at once');
         const text = { query: textRankingQuery('big', noFilters, `synthetic memory ${index}`, DEPTH, size.memories), order: TEXT_RANKING_ORDER };
-        const prepared = await walkIndexWith(trx, 'big', vector, DEPTH, restore, [text] as const);
+        const prepared = await walkIndexWith(trx, 'big', vector, DEPTH, restore, size.inConversations, [text] as const);
         // The same statement without its mark: sent unnamed, so planned for these values.
         await sizeForVectorRanking(trx, 'big', noFilters, EXACT_SCAN_LIMIT, 2 * DEPTH);
         const compiled = sql`with walked as materialized (${hnswQuery(vectorConditions('big', noFilters, vector), vector, DEPTH, restore)}),

@@ -68,7 +68,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
   /** Every memory (3), so that the index walk, which answers only when it finds as many as asked, answers. */
   const rank = (passages: boolean, exactScanLimit: number) =>
     db.withSubject(subject, 'ranking', async (trx) =>
-      vectorRanking(trx, subject, NO_FILTERS, question, 3, { exactScanLimit, size: await subjectSize(trx, subject), passages }),
+      vectorRanking(trx, subject, NO_FILTERS, question, 3, { exactScanLimit, size: await subjectSize(trx, subject), recall: passages }),
     );
 
   it('stores a passage vector per sentence, and none for a text of one', async () => {
@@ -99,7 +99,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
       const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, 0, 20);
       const restore = walkAtOnce(size, question, 0);
       expect(restore).toBeDefined();
-      return walkIndexWith(trx, subject, question, 3, restore!, [{ query: sql`select 1 as one`, order: sql`one` }] as const);
+      return walkIndexWith(trx, subject, question, 3, restore!, size.inConversations, [{ query: sql`select 1 as one`, order: sql`one` }] as const);
     });
     expect(together.ids).toEqual([ids.paragraph, ids.wholeNear, ids.unrelated]);
   });

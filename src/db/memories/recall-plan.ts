@@ -153,8 +153,8 @@ export async function gatherFirstEvidence(trx: DbTransaction, spaces: SpaceKeys,
   const restore = walkAtOnce(size, question.vector, exactScanLimit);
   const vector =
     restore === undefined
-      ? await vectorRanking(trx, spaces, question.filters, question.vector, RANKING_DEPTH, { exactScanLimit, size, efSearch, passages: true }, alongside)
-      : await walkIndexWith(trx, spaces, question.vector, RANKING_DEPTH, restore, alongside);
+      ? await vectorRanking(trx, spaces, question.filters, question.vector, RANKING_DEPTH, { exactScanLimit, size, efSearch, recall: true }, alongside)
+      : await walkIndexWith(trx, spaces, question.vector, RANKING_DEPTH, restore, size.inConversations, alongside);
   const rowsAt = <T>(at: number | undefined): T[] | undefined => (at === undefined ? undefined : (vector.alongside?.[at] as T[] | undefined));
   // Not run alongside (a large subject whose index cannot be walked): each in a statement of its own, no texts.
   const worded = rowsAt<TextHitRow>(textAt)?.map(toTextHit) ?? (await textRanking(trx, ...textArguments(words)));

@@ -37,10 +37,11 @@ export interface VectorPlanOptions {
    */
   readonly efSearch?: number;
   /**
-   * Compare the vector with each passage of a memory of several too (recall; see passageAwareDistance); without
-   * it the whole texts alone (remember's near-duplicates, which judge whole facts).
+   * Rank as recall does: by each passage of a memory of several too, and, for a subject with memories in
+   * conversations, a turn read with the one before it (withTurnsRead). Without it, the whole texts alone
+   * (remember's near-duplicates, which judge whole facts).
    */
-  readonly passages?: boolean;
+  readonly recall?: boolean;
 }
 
 /**
@@ -66,9 +67,66 @@ function passageAwareDistance(vector: RawBuilder<string>, whole: RawBuilder<numb
       else ${whole} end`;
 }
 
+/**
+ * How much nearer a turn read with the one before it must come than the turn alone to count by it (a cosine
+ * distance). Chosen on LoCoMo's dev half (bench/README.md, "A turn read with the one before it"): from 0 to 0.015
+ * a neighbour of the right turn, read with it, took a temporal or open-domain question's place; 0.03 lowered no
+ * cell of that half.
+ */
+const CONTEXT_MARGIN = 0.03;
+
+/**
+ * Recall's vector ranking from `ranked` (a CTE of rows id, distance: the memories nearest by their own vectors and
+ * passages, at most `depth`): each of them is also read with the memory stored right after it in the subject, when
+ * that one has the same session_id (the reply to it, or what goes on from it: "Melanie: What did you paint?" then
+ * "Caroline: A lake at sunrise."), by the direction of their two whole vectors' sum; the later memory, when it
+ * passes `where`, ranks at the better of its own distance and the pair's plus CONTEXT_MARGIN. A reply that shares
+ * nothing with a question about what it answers is found by the question it answers; the margin keeps a turn from
+ * passing its neighbour on the neighbour's words alone. Only the ranked memories' next rows are looked at, through
+ * the (subject, created_at, id) index: one probe each, whatever the subject's size, and a reply stored after
+ * another conversation's turn is read alone. `vector` is the query's vector (an expression). The best `depth`, best
+ * first.
+ */
+function withTurnsRead(ranked: string, where: RawBuilder<unknown>, vector: RawBuilder<string>, depth: number): RawBuilder<{ id: string | number; distance: number }> {
+  const own = sql.table(ranked);
+  return sql<{ id: string | number; distance: number }>`
+    select id, min(distance) as distance from (
+      select id, distance from ${own}
+      union all
+      select later.id, ((asked.embedding + later.embedding) <=> ${vector}) + ${sql.lit(CONTEXT_MARGIN)} as distance
+        from ${own} as first
+        join memories asked on asked.id = first.id
+       cross join lateral (
+             select id, session_id, embedding, embedding_model, embedding_dimensions from memories
+              where subject = asked.subject and (created_at, id) > (asked.created_at, asked.id)
+              order by created_at, id
+              limit 1) as later
+       where asked.session_id is not null and later.session_id = asked.session_id
+         and later.embedding_model = asked.embedding_model and later.embedding_dimensions = asked.embedding_dimensions
+         and exists (select 1 from memories where memories.id = later.id and ${where})
+    ) as found
+     group by id
+     order by distance, id desc
+     limit ${depth}`;
+}
+
+/**
+ * What a vector ranking reads of each memory: its whole text's vector (remember's near-duplicates), its passages
+ * too, or its passages and the turn it follows in a conversation (recall, for a subject with conversations).
+ */
+export type Reading = 'whole' | 'passages' | 'passages and turns';
+
+/** How recall reads a subject's memories, given how many of them are in conversations. */
+export const recallReading = (inConversations: number): Reading => (inConversations > 0 ? 'passages and turns' : 'passages');
+
 /** The distance from a statement's `probe` (the query's vector, in a CTE of that name) to each row it scans. */
-function probeDistance(passages: boolean | undefined): RawBuilder<number> {
-  return passages === true ? passageAwareDistance(sql`probe.vector`) : sql<number>`embedding <=> probe.vector`;
+function probeDistance(reading: Reading): RawBuilder<number> {
+  return reading === 'whole' ? sql<number>`embedding <=> probe.vector` : passageAwareDistance(sql`probe.vector`);
+}
+
+/** The ranking read from `ranked` (a CTE of rows id, distance, best first): with the turns after them when `reading` says. */
+function rankedAsRead(ranked: string, reading: Reading, where: RawBuilder<unknown>, vector: RawBuilder<string>, depth: number): RawBuilder<{ id: string | number; distance: number }> {
+  return reading === 'passages and turns' ? withTurnsRead(ranked, where, vector, depth) : sql`select id, distance from ${sql.table(ranked)} order by distance, id desc`;
 }
 
 /**
@@ -91,6 +149,7 @@ export async function vectorRanking<A extends AlongsideQueries = []>(
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: AlongsideRows<A> | undefined }> {
   const where = vectorConditions(spaces, filters, vector);
   const limit = options.exactScanLimit;
+  const reading = options.recall === true ? recallReading(options.size.inConversations) : 'whole';
   // Without filters the subject's size is the candidate count (but for expired rows and other models' vectors,
   // which the walk's fallback covers): a subject known to be large goes straight to the index.
   const knownLarge = !hasFilters(filters) && options.size.memories > limit;
@@ -100,18 +159,19 @@ export async function vectorRanking<A extends AlongsideQueries = []>(
     // the answer. Ordering by the bare column (not the indexed `embedding::vector(N)` expression) keeps the
     // planner off the approximate index, so the ranking is exact by construction. `alongside` rides in the same
     // statement, so for such a subject both rankings take one round trip.
-    const distance = probeDistance(options.passages);
+    const distance = probeDistance(reading);
     const { rows } = await prepared(sql<{ ids: (string | number)[]; candidates: string | number | null; alongside: AlongsideRows<A> | null }>`
       with probe as materialized (select ${vectorParameter(vector)} as vector),
-      vector_ranked as materialized (
+      own_ranked as materialized (
         select id, distance, count(*) over () as candidates from (
           select id, ${distance} as distance from memories, probe where ${where} limit ${limit + 1}
         ) as capped
          order by distance, id desc
-         limit ${depth})
+         limit ${depth}),
+      vector_ranked as materialized (${rankedAsRead('own_ranked', reading, where, sql`(select vector from probe)`, depth)})
       ${alongside === undefined ? sql`` : alongsideQueries(alongside)}
       select (select coalesce(json_agg(id order by distance, id desc), '[]') from vector_ranked) as ids,
-             (select max(candidates) from vector_ranked) as candidates,
+             (select max(candidates) from own_ranked) as candidates,
              ${alongside === undefined ? sql`null` : alongsideRows(alongside)} as alongside`).execute(trx);
     const row = rows[0];
     found = row?.alongside ?? undefined;
@@ -123,10 +183,10 @@ export async function vectorRanking<A extends AlongsideQueries = []>(
   const applied = knownLarge && 'walkSettings' in options.size ? options.size.walkSettings : undefined;
   if (walksIndex(vector, candidates, options.size, knownLarge ? limit : undefined)) {
     const before = applied ?? (await configureIterativeScan(trx, options.efSearch ?? depth * 2));
-    const { rows } = await prepared(hnswQuery(where, vector, depth, before, options.passages)).execute(trx);
+    const { rows } = await prepared(hnswQuery(where, vector, depth, before, reading)).execute(trx);
     if (rows.length >= depth) return { ids: rows.map((row) => Number(row.id)), plan: 'hnsw', alongside: found };
   }
-  return { ids: await exactRanking(trx, where, vector, depth, options.passages, applied), plan: 'exact', alongside: found };
+  return { ids: await exactRanking(trx, where, vector, depth, reading, applied), plan: 'exact', alongside: found };
 }
 
 /**
@@ -166,7 +226,7 @@ function alongsideRows(alongside: AlongsideQueries): RawBuilder<unknown> {
 }
 
 /**
- * The candidates (`where`) nearest to `vector` first, by an exact scan (by their passages too with `passages`);
+ * The candidates (`where`) nearest to `vector` first, by an exact scan, read as `reading` says;
  * `restore` puts the walk's settings back.
  */
 async function exactRanking(
@@ -174,15 +234,17 @@ async function exactRanking(
   where: RawBuilder<unknown>,
   vector: StoredVector,
   depth: number,
-  passages: boolean | undefined,
+  reading: Reading,
   restore?: PlannerSettings,
 ): Promise<number[]> {
-  const distance = probeDistance(passages);
+  const distance = probeDistance(reading);
   const { rows } = await prepared(sql<{ id: string | number }>`
-    with probe as materialized (select ${vectorParameter(vector)} as vector)
-    select id from memories, probe where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
-     order by ${distance}, id desc
-     limit ${depth}`).execute(trx);
+    with probe as materialized (select ${vectorParameter(vector)} as vector),
+    own_ranked as materialized (
+      select id, ${distance} as distance from memories, probe where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
+       order by distance, id desc
+       limit ${depth})
+    ${rankedAsRead('own_ranked', reading, where, sql`(select vector from probe)`, depth)}`).execute(trx);
   return rows.map((row) => Number(row.id));
 }
 
@@ -199,11 +261,13 @@ export async function walkIndexWith<A extends AlongsideQueries>(
   vector: StoredVector,
   depth: number,
   restore: PlannerSettings,
+  inConversations: number,
   alongside: A,
 ): Promise<{ ids: number[]; plan: VectorPlan; alongside: AlongsideRows<A> }> {
   const where = vectorConditions(spaces, NO_FILTERS, vector);
+  const reading = recallReading(inConversations);
   const { rows } = await prepared(sql<{ ids: (string | number)[]; alongside: AlongsideRows<A> }>`
-    with vector_ranked as materialized (${hnswQuery(where, vector, depth, restore, true)})
+    with vector_ranked as materialized (${hnswQuery(where, vector, depth, restore, reading)})
          ${alongsideQueries(alongside)}
     select (select coalesce(json_agg(id order by distance, id desc), '[]') from vector_ranked) as ids,
            ${alongsideRows(alongside)} as alongside`).execute(trx);
@@ -212,7 +276,7 @@ export async function walkIndexWith<A extends AlongsideQueries>(
   const others = row!.alongside;
   // Short (expired rows, other models' vectors): the exact scan answers, as in vectorRanking.
   if (walked.length >= depth) return { ids: walked, plan: 'hnsw', alongside: others };
-  return { ids: await exactRanking(trx, where, vector, depth, true), plan: 'exact', alongside: others };
+  return { ids: await exactRanking(trx, where, vector, depth, reading), plan: 'exact', alongside: others };
 }
 
 /**
@@ -340,29 +404,30 @@ function restored(restore: PlannerSettings): RawBuilder<boolean> {
  * Reaches the per-dimension partial HNSW index: same expression, same `embedding_dimensions = N` predicate.
  * `restore` puts the planner settings back while the walk runs (they were needed only to plan it), so the rest
  * of the transaction plans as usual without another round trip; the one-time filter runs even when nothing is found.
- * With `passages` the rows the walk found (by their whole texts) are ordered by passageAwareDistance: the index
- * holds whole texts only, so a large subject's memory is found by a passage only among its nearest whole texts.
+ * Read as recall reads (`reading`), the rows the walk found (by their whole texts) are ordered by their passages
+ * too, and read with the turns after them: the index holds whole texts only, so a large subject's memory is found by
+ * a passage only among its nearest whole texts.
  */
 export function hnswQuery(
   where: RawBuilder<unknown>,
   vector: StoredVector,
   depth: number,
   restore?: PlannerSettings,
-  passages?: boolean,
+  reading: Reading = 'whole',
 ): RawBuilder<{ id: string | number; distance: number }> {
   const once = restore === undefined ? sql`` : sql`where ${restored(restore)}`;
   // The walk's rows carry their passages (read only for the rows it returns): no second look-up of memories,
   // which under the walk's planner settings could be planned as a scan of the whole table.
   const nearest = sql`
     with nearest as materialized (
-      select id, ${indexedCosineDistance(vector)} as distance ${passages === true ? sql`, passage_embeddings` : sql``}
+      select id, ${indexedCosineDistance(vector)} as distance ${reading === 'whole' ? sql`` : sql`, passage_embeddings`}
         from memories
        where ${where}
        order by distance
        limit ${depth})`;
-  if (passages !== true) return sql<{ id: string | number; distance: number }>`${nearest} select id, distance from nearest ${once} order by distance, id desc`;
-  return sql<{ id: string | number; distance: number }>`${nearest}
-    select id, ${passageAwareDistance(vectorParameter(vector), sql<number>`distance`)} as distance
-      from nearest ${once}
-     order by distance, id desc`;
+  if (reading === 'whole') return sql<{ id: string | number; distance: number }>`${nearest} select id, distance from nearest ${once} order by distance, id desc`;
+  return sql<{ id: string | number; distance: number }>`${nearest},
+    walked as materialized (
+      select id, ${passageAwareDistance(vectorParameter(vector), sql<number>`distance`)} as distance from nearest ${once})
+    ${rankedAsRead('walked', reading, where, vectorParameter(vector), depth)}`;
 }
