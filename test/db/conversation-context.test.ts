@@ -1,13 +1,13 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { insertMemory } from '../../src/db/memories/memories.js';
 import { subjectSize } from '../../src/db/memories/subject-stats.js';
-import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith } from '../../src/db/memories/vector-ranking.js';
+import { vectorRanking } from '../../src/db/memories/vector-ranking.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector, type MemoryVectors } from '../../src/db/pgvector.js';
 import { newMemory } from '../helpers/memories.js';
 import { engines } from '../helpers/engines.js';
+import { walkedAlongside } from '../helpers/index-walk.js';
 import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
 /**
@@ -77,13 +77,7 @@ describe.each(engines)('a turn read with the one before it on %s', (engine) => {
     expect(walked.plan).toBe('hnsw');
     expect(walked.ids).toEqual([ids.asking, ids.reply, ids.other]);
     // As recall walks a large subject's index, with another statement alongside.
-    const together = await db.withSubject(conversation, 'ranking', async (trx) => {
-      const size = await sizeForVectorRanking(trx, conversation, NO_FILTERS, 0, 20);
-      const restore = walkAtOnce(size, question, 0);
-      expect(restore).toBeDefined();
-      return walkIndexWith(trx, conversation, question, 3, restore!, size.inConversations, [{ query: sql`select 1 as one`, order: sql`one` }] as const);
-    });
-    expect(together.ids).toEqual([ids.asking, ids.reply, ids.other]);
+    expect(await walkedAlongside(db, conversation, question, 3)).toEqual([ids.asking, ids.reply, ids.other]);
   });
 
   it('leaves remember’s near-duplicates, which judge whole texts, to the reply alone', async () => {

@@ -5,7 +5,7 @@ import { findNearMemories } from '../../src/db/memories/near-memories.js';
 import { insertMemory } from '../../src/db/memories/memories.js';
 import { countStaleEmbeddings } from '../../src/db/memories/reembed.js';
 import { subjectSize } from '../../src/db/memories/subject-stats.js';
-import { sizeForVectorRanking, vectorRanking, walkAtOnce, walkIndexWith } from '../../src/db/memories/vector-ranking.js';
+import { vectorRanking } from '../../src/db/memories/vector-ranking.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { storedVector, type MemoryVectors } from '../../src/db/pgvector.js';
 import type { EmbeddingProvider } from '../../src/embeddings/provider.js';
@@ -14,6 +14,7 @@ import { reembedAll } from '../../src/memory/reembed.js';
 import type { ImportItem } from '../../src/memory/types.js';
 import { newMemory } from '../helpers/memories.js';
 import { engines } from '../helpers/engines.js';
+import { walkedAlongside } from '../helpers/index-walk.js';
 import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 
 /**
@@ -95,13 +96,7 @@ describe.each(engines)('passages in the vector ranking on %s', (engine) => {
     expect(walked.plan).toBe('hnsw');
     expect(walked.ids).toEqual([ids.paragraph, ids.wholeNear, ids.unrelated]);
     expect((await rank(false, 0)).ids).toEqual([ids.wholeNear, ids.paragraph, ids.unrelated]);
-    const together = await db.withSubject(subject, 'ranking', async (trx) => {
-      const size = await sizeForVectorRanking(trx, subject, NO_FILTERS, 0, 20);
-      const restore = walkAtOnce(size, question, 0);
-      expect(restore).toBeDefined();
-      return walkIndexWith(trx, subject, question, 3, restore!, size.inConversations, [{ query: sql`select 1 as one`, order: sql`one` }] as const);
-    });
-    expect(together.ids).toEqual([ids.paragraph, ids.wholeNear, ids.unrelated]);
+    expect(await walkedAlongside(db, subject, question, 3)).toEqual([ids.paragraph, ids.wholeNear, ids.unrelated]);
   });
 
   it('leaves remember’s near-duplicates to the whole texts', async () => {
