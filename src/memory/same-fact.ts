@@ -42,7 +42,8 @@ import { HONORIFICS, IRREGULAR_FORMS, IRREGULAR_VERBS, MONTH_NAMES, MONTHS, ORDI
  * "£50", "£950/month" = "£950 a month"), a code spaced otherwise as the other text writes it ("BA 283" = "BA283"), a
  * date in digits that reads two ways as the other text reads it ("05/03/1985" = "5 March 1985"), a short form as
  * the other text writes it in full ("'88" = "1988", "Elm St" = "Elm Street", "1.85 m" = "185 cm"); a half of the
- * day the stored text does not say is a detail ("9:45" = "9:45am"). A list's items may come in any order. A wrong "same fact" keeps the text as a restatement.
+ * day the stored text does not say is a detail ("9:45" = "9:45am"). A list's items may come in any order. A wrong
+ * "same fact" keeps the text as a restatement.
  * Anything less certain is treated as a different fact.
  */
 export function sameFact(stored: string, incoming: string): boolean {
@@ -85,8 +86,8 @@ export function comparerOf(incoming: string): (stored: string, similarity?: numb
           : undefined;
     if (asUser?.same === true) return asUser;
     // Read once more with an acronym written out as the other text writes it ("the LGI" / "Leeds General
-    // Infirmary"), a code or number written with other spaces or separators as the other text writes it, and a
-    // date in digits that reads two ways as the other text reads it.
+    // Infirmary"), a code or number written with other spaces or separators as the other text writes it, a date
+    // in digits that reads two ways as the other text reads it, and a short form the other text writes in full.
     // The incoming text takes the stored one's way of writing a value, so the two never trade ways.
     const incomingSpelled = valuesJoined(shortFormsAsOther(datesReadAsOther(spelledOut(incoming, stored), stored), stored), stored);
     const storedSpelled = valuesJoined(shortFormsAsOther(datesReadAsOther(spelledOut(stored, incoming), incomingSpelled), incomingSpelled), incomingSpelled);
@@ -166,9 +167,9 @@ function datesReadAsOther(text: string, other: string): string {
  * `text` with each short form of a value written as the other text writes it in full: a year cut to two digits
  * ("'88" / "1988"), a street's kind after its name ("Elm St" / "Elm Street": ADDRESS_WORDS, so "St" stays "Saint"
  * before a name), a phone number with its country's code for the leading 0 ("+44 7700 900123" / "07700 900123"),
- * and a measure in a unit a hundred or a thousand times larger or smaller ("1.85 m" / "185 cm", "1.8m" / "1.8
- * metres"). Only where the other text says that full form: the two texts never trade ways, and a short form the
- * other does not spell out stays as it is.
+ * and a metric measure in another unit of the same quantity ("1.85 m" / "185 cm", "1.8m" / "1.8 metres"). Only
+ * where the other text says that full form: the two texts never trade ways, and a short form the other does not
+ * spell out stays as it is.
  */
 function shortFormsAsOther(text: string, other: string): string {
   return text
