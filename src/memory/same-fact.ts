@@ -172,6 +172,7 @@ function datesReadAsOther(text: string, other: string): string {
  * spell out stays as it is.
  */
 function shortFormsAsOther(text: string, other: string): string {
+  let otherSizes: { said: string; size: ReturnType<typeof metricSize> }[] | undefined;
   return text
     .replace(/(?<![\p{L}\p{N}])['’](\d{2})(?![\p{L}\p{N}'’])/gu, (match, year: string) => new RegExp(String.raw`(?<![\p{N}])(?:19|20)${year}(?![\p{N}])`, 'u').exec(other)?.[0] ?? match)
     .replace(/(?<=\p{Lu}[\p{L}-]* )(\p{Lu}\p{Ll}{1,3})\.?(?![\p{L}\p{N}])/gu, (match, short: string, offset: number, whole: string) => {
@@ -185,16 +186,19 @@ function shortFormsAsOther(text: string, other: string): string {
       return said.find((number) => number.replace(/\D/g, '') === national) ?? match;
     })
     .replace(MEASURE_IN_UNIT, (match, amount: string, unit: string) => {
-      const scale = UNIT_SCALES.get(unit.toLowerCase());
-      if (scale === undefined) return match;
-      for (const [otherUnit, otherScale] of UNIT_SCALES) {
-        if (otherScale.quantity !== scale.quantity) continue;
-        const otherAmount = Number((Number(amount) * (scale.factor / otherScale.factor)).toFixed(6));
-        const said = new RegExp(String.raw`(?<![\p{L}\p{N}.,])${String(otherAmount).replace('.', '\\.')} ?${otherUnit}(?![\p{L}\p{N}])`, 'iu').exec(other);
-        if (said !== null) return said[0];
-      }
-      return match;
+      const size = metricSize(amount, unit);
+      if (size === undefined) return match;
+      otherSizes ??= [...other.matchAll(MEASURE_IN_UNIT)].map((said) => ({ said: said[0], size: metricSize(said[1]!, said[2]!) }));
+      return otherSizes.find((said) => said.size?.quantity === size.quantity && said.size.amount === size.amount)?.said ?? match;
     });
+}
+
+/** A metric measure as an amount of its quantity's smallest unit (METRIC_SCALES), rounded so "1.85 m" is "185 cm". */
+function metricSize(amount: string, unit: string): { quantity: string; amount: number } | undefined {
+  const lower = unit.toLowerCase();
+  const name = MEASURE_UNITS.get(lower) ?? METRIC_SHORT_UNITS.get(lower);
+  const scale = name === undefined ? undefined : METRIC_SCALES.get(name);
+  return scale === undefined ? undefined : { quantity: scale.quantity, amount: Number((Number(amount) * scale.factor).toFixed(6)) };
 }
 
 /** A street's kind after its name, shortened: "Elm St", "Park Rd", "Fifth Ave". */
@@ -203,19 +207,6 @@ const ADDRESS_WORDS = new Map([
   ['sq', 'square'], ['cres', 'crescent'], ['blvd', 'boulevard'], ['hwy', 'highway'], ['pkwy', 'parkway'], ['ter', 'terrace'],
   ['gdns', 'gardens'], ['cl', 'close'],
 ]);
-/** Units of one quantity by how many of the smallest each is (shortFormsAsOther), every way each is written. */
-const UNIT_SCALES = new Map<string, { quantity: string; factor: number }>([
-  ...['mm', 'millimetre', 'millimetres', 'millimeter', 'millimeters'].map((unit) => [unit, { quantity: 'length', factor: 1 }] as const),
-  ...['cm', 'centimetre', 'centimetres', 'centimeter', 'centimeters'].map((unit) => [unit, { quantity: 'length', factor: 10 }] as const),
-  ...['m', 'metre', 'metres', 'meter', 'meters'].map((unit) => [unit, { quantity: 'length', factor: 1000 }] as const),
-  ...['km', 'kilometre', 'kilometres', 'kilometer', 'kilometers'].map((unit) => [unit, { quantity: 'length', factor: 1e6 }] as const),
-  ...['g', 'gram', 'grams', 'gramme', 'grammes'].map((unit) => [unit, { quantity: 'mass', factor: 1 }] as const),
-  ...['kg', 'kilo', 'kilos', 'kilogram', 'kilograms'].map((unit) => [unit, { quantity: 'mass', factor: 1000 }] as const),
-  ...['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters'].map((unit) => [unit, { quantity: 'volume', factor: 1 }] as const),
-  ...['l', 'litre', 'litres', 'liter', 'liters'].map((unit) => [unit, { quantity: 'volume', factor: 1000 }] as const),
-]);
-/** A number and a metric unit (UNIT_SCALES), spaced or not: "1.85 m", "1.8m", "185 cm"; not "£5m". */
-const MEASURE_IN_UNIT = new RegExp(String.raw`(?<![\p{L}\p{N}.,£$€¥])(\d+(?:\.\d+)?) ?(${[...UNIT_SCALES.keys()].sort((a, b) => b.length - a.length).join('|')})(?![\p{L}\p{N}])`, 'giu');
 
 /** Whether a code of letters is a run of the text's words written together ("check-up" / "check up"). */
 function saysAsWords(evidence: Evidence, code: string): boolean {
@@ -1792,6 +1783,33 @@ const MEASURE_UNITS = new Map<string, string>([
   ...each('mg', ['mg', 'milligram', 'milligrams', 'milligramme', 'milligrammes']),
   ...each('percent', ['percent']),
 ]);
+
+/** Metric units by MEASURE_UNITS' name (or METRIC_SHORT_UNITS'), as how many of their quantity's smallest each is. */
+const METRIC_SCALES = new Map([
+  ['mm', { quantity: 'length', factor: 1 }], ['cm', { quantity: 'length', factor: 10 }],
+  ['metre', { quantity: 'length', factor: 1000 }], ['km', { quantity: 'length', factor: 1e6 }],
+  ['mg', { quantity: 'mass', factor: 1 }], ['g', { quantity: 'mass', factor: 1000 }], ['kg', { quantity: 'mass', factor: 1e6 }],
+  ['ml', { quantity: 'volume', factor: 1 }], ['litre', { quantity: 'volume', factor: 1000 }],
+]);
+/**
+ * Metric units MEASURE_UNITS leaves out because, alone, they are too short or too rare to read as a unit there
+ * ("5 m" may be millions); here a unit only counts when the other text says the same size in full.
+ */
+const METRIC_SHORT_UNITS = new Map([
+  ...each('mm', ['mm', 'millimetre', 'millimetres', 'millimeter', 'millimeters']),
+  ...each('metre', ['m']),
+  ...each('g', ['g', 'gram', 'grams', 'gramme', 'grammes']),
+  ...each('litre', ['l']),
+]);
+/** A number and a metric unit (METRIC_SCALES), spaced or not: "1.85 m", "1.8m", "185 cm"; not "£5m". */
+const MEASURE_IN_UNIT = new RegExp(
+  String.raw`(?<![\p{L}\p{N}.,£$€¥])(\d+(?:\.\d+)?) ?(${[...MEASURE_UNITS, ...METRIC_SHORT_UNITS]
+    .filter(([, name]) => METRIC_SCALES.has(name))
+    .map(([unit]) => unit)
+    .sort((a, b) => b.length - a.length)
+    .join('|')})(?![\p{L}\p{N}])`,
+  'giu',
+);
 
 /** A unit written as one unit per another: "mmol/mol", "km/h", "mg/dl". */
 const RATIO_UNIT = /^\p{L}{1,5}\/\p{L}{1,5}$/u;

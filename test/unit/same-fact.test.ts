@@ -476,6 +476,8 @@ describe('sameFact', () => {
     ["The user goes to church at St Mary's.", 'The user goes to church on Mary Street.'],
     ["Dev's mobile is 07911 123456.", "Dev's mobile is +44 7911 123465."],
     ['The desk is 1.2 m wide.', 'The desk is 12 cm wide.'],
+    ['The user takes 500 mg of magnesium at night.', 'The user takes 5 g of magnesium at night.'],
+    ['The user runs 5 kms before work.', 'The user runs 500 metres before work.'],
     // A clause of two values pairs them: no list item.
     ['Sam is 9, Leo 7.', 'Sam is 7, Leo 9.'],
   ])('keeps stored %j and incoming %j apart even when their vectors are close', (stored, incoming) => {
@@ -535,6 +537,8 @@ describe('sameFact', () => {
     ["Dev's mobile is +44 7911 123456.", "Dev's mobile is 07911 123456."],
     ['The desk is 1.2 m wide.', 'The desk is 120 cm wide.'],
     ['The user is 1.8m tall.', 'The user is 1.8 metres tall.'],
+    ['The user runs 5 kms before work.', 'The user runs 5000 metres before work.'],
+    ['The user takes 500 mg of magnesium at night.', 'The user takes 0.5 g of magnesium at night.'],
     // A list in another order: a word between its commas is no verb ("peas", "crisps").
     ["The user's favourite flowers are sweet peas, tulips and roses.", 'Favourite flowers: roses, tulips, sweet peas'],
     ["The user's favourite snacks are salted crisps, olives and popcorn.", 'Favourite snacks: popcorn, olives, salted crisps'],
