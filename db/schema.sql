@@ -29,6 +29,7 @@ create table memories (
   CREATE INDEX memories_subject_confirmed_idx ON memories USING btree (subject, last_confirmed_at DESC, id DESC);
   CREATE INDEX memories_subject_created_idx ON memories USING btree (subject, created_at DESC, id DESC);
   CREATE INDEX memories_subject_importance_idx ON memories USING btree (subject, importance DESC, last_confirmed_at DESC, id DESC);
+  CREATE INDEX memories_subject_session_idx ON memories USING btree (subject, session_id, created_at, id) WHERE (session_id IS NOT NULL);
   CREATE INDEX memories_subject_text_md5_idx ON memories USING btree (subject, md5(text));
   CREATE INDEX memories_tags_idx ON memories USING gin (tags);
   CREATE TRIGGER memories_count_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION subject_stats_sync();

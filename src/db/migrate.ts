@@ -21,6 +21,7 @@ import * as brief from './migrations/0019_brief.js';
 import * as spaces from './migrations/0020_spaces.js';
 import * as webSessionGroups from './migrations/0021_web_session_groups.js';
 import * as spaceRolesOnceAStatement from './migrations/0022_space_roles_once_a_statement.js';
+import * as conversationOrder from './migrations/0023_conversation_order.js';
 import type { Database } from './schema.js';
 
 /** Migrations are listed statically so the compiled build needs no file-system discovery. */
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0020_spaces': spaces,
   '0021_web_session_groups': webSessionGroups,
   '0022_space_roles_once_a_statement': spaceRolesOnceAStatement,
+  '0023_conversation_order': conversationOrder,
 };
 
 export const latestMigration = Object.keys(migrations).sort().at(-1)!;

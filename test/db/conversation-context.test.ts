@@ -46,7 +46,7 @@ describe.each(engines)('a turn read with the one before it on %s', (engine) => {
       ids.reply = await insertMemory(trx, conversation, { ...newMemory('Caroline: A lake at sunrise.'), sessionId: 's1' }, reply);
       ids.other = await insertMemory(trx, conversation, newMemory('Something else.'), other);
     });
-    // The same texts, but the reply follows a turn of another conversation: it is read alone.
+    // The same texts, but another conversation's turn was stored between the question and its reply.
     await db.withSubject(interleaved, 'inserting', async (trx) => {
       ids.interleavedAsking = await insertMemory(trx, interleaved, { ...newMemory('Melanie: What did you paint?'), sessionId: 's1' }, asking);
       ids.interleavedBetween = await insertMemory(trx, interleaved, { ...newMemory('Jon: Off to the gym.'), sessionId: 's2' }, whole([0, 0, 0, 1]));
@@ -84,8 +84,9 @@ describe.each(engines)('a turn read with the one before it on %s', (engine) => {
     expect((await rank(conversation, false, 5000)).ids).toEqual([ids.asking, ids.other, ids.reply]);
   });
 
-  it('reads a turn alone after another conversation’s turn, and a memory in no conversation alone', async () => {
-    expect((await rank(interleaved, true, 5000)).ids).toEqual([ids.interleavedAsking, ids.interleavedOther, ids.interleavedReply, ids.interleavedBetween]);
+  it('reads a turn with its own conversation’s turn before it, past another conversation’s, and a memory in no conversation alone', async () => {
+    expect((await rank(interleaved, true, 5000)).ids).toEqual([ids.interleavedAsking, ids.interleavedReply, ids.interleavedOther, ids.interleavedBetween]);
+    expect((await rank(interleaved, true, 0)).ids).toEqual([ids.interleavedAsking, ids.interleavedReply, ids.interleavedOther, ids.interleavedBetween]);
     expect((await rank(alone, true, 5000)).ids).toEqual([ids.aloneAsking, ids.aloneOther, ids.aloneReply]);
   });
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextInConversation } from '../../src/db/memories/conversation.js';
+import { continuationsQuery, nextInConversation } from '../../src/db/memories/conversation.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { deleteMemory, insertMemory } from '../../src/db/memories/memories.js';
 import type { NewMemory } from '../../src/db/memories/records.js';
@@ -65,6 +65,30 @@ describe.each(engines)('the next memory of a conversation on %s', (engine) => {
     expect(await next(ids.otherSubject!, NO_FILTERS, other)).toBeUndefined();
     // Asked about the other subject's memory as this subject: it is not this subject's to continue.
     expect(await next(ids.otherSubject!)).toBeUndefined();
+  });
+
+  it('looks for the turn after a conversation’s last one in one index probe, however many memories came after it', async () => {
+    const long = 'conversation-long';
+    const last = await db.withSubject(long, 'inserting', async (trx) => {
+      const id = await insertMemory(trx, long, said('Melanie: Bye for now!', 'chat-5'), vectors);
+      await sql`
+        insert into memories (subject, text, embedding, embedding_model, embedding_dimensions, created_at)
+        select subject, 'Loose fact ' || n, embedding, embedding_model, embedding_dimensions, created_at + n * interval '1 second'
+          from memories, generate_series(1, 2000) as n
+         where id = ${id}`.execute(trx);
+      await sql`analyze memories`.execute(trx);
+      return id;
+    });
+    expect(await next(last, NO_FILTERS, long)).toBeUndefined();
+    const plan = await db.withSubject(long, 'inspecting rows', async (trx) => {
+      const query = continuationsQuery(long, NO_FILTERS, sql`select ${last}::bigint as id`).compile(trx);
+      const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain (analyze, costs off) ${query.sql}` });
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+    // Through the subject's creation order alone, all 2000 later memories were read and filtered out.
+    expect(plan).toMatch(/memories_subject_session_idx/);
+    const removed = [...plan.matchAll(/Rows Removed by Filter: (\d+)/g)].map((match) => Number(match[1]));
+    expect(Math.max(0, ...removed)).toBeLessThan(10);
   });
 
   it('counts the memories in conversations with the subject, so that recall skips the look-up for a subject with none', async () => {

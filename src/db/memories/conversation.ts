@@ -5,10 +5,9 @@ import { memoryConditions, notExpired, type SpaceKeys, inSpaces } from './filter
 import type { MemoryFilters } from './records.js';
 
 /**
- * The memory remembered next after `memoryId` in the same conversation: the subject's first later memory (by
- * creation, then id) with the same session_id, when it passes `filters`. Undefined when the memory has no
- * session_id, nothing came after it, or what came after is filtered out. Prepared, since recall asks it whenever
- * its planner did not (recall-plan.ts).
+ * The memory remembered next after `memoryId` in the same conversation (nextTurn), when it passes `filters`.
+ * Undefined when the memory has no session_id, nothing came after it, or what came after is filtered out.
+ * Prepared, since recall asks it whenever its planner did not (recall-plan.ts).
  */
 export async function nextInConversation(trx: DbTransaction, spaces: SpaceKeys, memoryId: number, filters: MemoryFilters): Promise<number | undefined> {
   const { rows } = await prepared(continuationsQuery(spaces, filters, sql`select ${memoryId}::bigint as id`)).execute(trx);
@@ -22,21 +21,28 @@ export interface ContinuationRow {
 }
 
 /**
- * nextInConversation for each of `anchors` (a query of ids, in a column `id`), a row each. Served by the
- * (subject, created_at, id) index from each anchor's own position.
+ * The turn after the memory `anchor` (a table alias) in its conversation, as a subquery for a lateral join: the
+ * first later live memory (by creation, then id) of the same subject with the same session_id, with its vector.
+ * None for a memory in no conversation. One probe of the (subject, session_id, created_at, id) index.
  */
+export function nextTurn(anchor: string): RawBuilder<{ id: string | number; embedding: string; embedding_model: string; embedding_dimensions: number }> {
+  const of = (column: string) => sql.ref(`${anchor}.${column}`);
+  return sql`(
+    select id, embedding, embedding_model, embedding_dimensions from memories
+     where subject = ${of('subject')} and session_id = ${of('session_id')} and ${notExpired}
+       and (created_at, id) > (${of('created_at')}, ${of('id')})
+     order by created_at, id
+     limit 1)`;
+}
+
+/** nextInConversation for each of `anchors` (a query of ids, in a column `id`), a row each. */
 export function continuationsQuery(spaces: SpaceKeys, filters: MemoryFilters, anchors: RawBuilder<unknown>): RawBuilder<ContinuationRow> {
   return sql<ContinuationRow>`
     select asked.id as anchor,
            (select later.id
               from memories anchor
-             cross join lateral (
-                   select id from memories
-                    where ${inSpaces('subject', spaces)} and session_id = anchor.session_id and ${notExpired}
-                      and (created_at, id) > (anchor.created_at, anchor.id)
-                    order by created_at, id
-                    limit 1) as later
-             where ${inSpaces('anchor.subject', spaces)} and anchor.id = asked.id and anchor.session_id is not null
+             cross join lateral ${nextTurn('anchor')} as later
+             where ${inSpaces('anchor.subject', spaces)} and anchor.id = asked.id
                and exists (select 1 from memories where memories.id = later.id and ${memoryConditions(spaces, filters)})) as next
       from (${anchors}) as asked`;
 }

@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { indexedCosineDistance, isIndexable, vectorParameter, type StoredVector } from '../pgvector.js';
 import { prepared } from '../prepared.js';
 import type { DbTransaction } from '../schema.js';
+import { nextTurn } from './conversation.js';
 import { hasFilters, memoryConditions, NO_FILTERS, type SpaceKeys } from './filters.js';
 import type { MemoryFilters } from './records.js';
 import { subjectSizeQuery, toSubjectSize, type SubjectSize, type SubjectSizeRow } from './subject-stats.js';
@@ -77,15 +78,13 @@ const CONTEXT_MARGIN = 0.03;
 
 /**
  * Recall's vector ranking from `ranked` (a CTE of rows id, distance: the memories nearest by their own vectors and
- * passages, at most `depth`): each of them is also read with the memory stored right after it in the subject, when
- * that one has the same session_id (the reply to it, or what goes on from it: "Melanie: What did you paint?" then
- * "Caroline: A lake at sunrise."), by the direction of their two whole vectors' sum; the later memory, when it
- * passes `where`, ranks at the better of its own distance and the pair's plus CONTEXT_MARGIN. A reply that shares
- * nothing with a question about what it answers is found by the question it answers; the margin keeps a turn from
- * passing its neighbour on the neighbour's words alone. Only the ranked memories' next rows are looked at, through
- * the (subject, created_at, id) index: one probe each, whatever the subject's size, and a reply stored after
- * another conversation's turn is read alone. `vector` is the query's vector (an expression). The best `depth`, best
- * first.
+ * passages, at most `depth`): each of them is also read with the turn after it in its conversation (nextTurn: the
+ * reply to it, or what goes on from it: "Melanie: What did you paint?" then "Caroline: A lake at sunrise."), by the
+ * direction of their two whole vectors' sum; the later memory, when it passes `where`, ranks at the better of its
+ * own distance and the pair's plus CONTEXT_MARGIN. A reply that shares nothing with a question about what it
+ * answers is found by the question it answers; the margin keeps a turn from passing its neighbour on the
+ * neighbour's words alone. Only the ranked memories' next turns are looked at: one index probe each, whatever the
+ * subject's size. `vector` is the query's vector (an expression). The best `depth`, best first.
  */
 function withTurnsRead(ranked: string, where: RawBuilder<unknown>, vector: RawBuilder<string>, depth: number): RawBuilder<{ id: string | number; distance: number }> {
   const own = sql.table(ranked);
@@ -96,13 +95,8 @@ function withTurnsRead(ranked: string, where: RawBuilder<unknown>, vector: RawBu
       select later.id, ((asked.embedding + later.embedding) <=> ${vector}) + ${sql.lit(CONTEXT_MARGIN)} as distance
         from ${own} as first
         join memories asked on asked.id = first.id
-       cross join lateral (
-             select id, session_id, embedding, embedding_model, embedding_dimensions from memories
-              where subject = asked.subject and (created_at, id) > (asked.created_at, asked.id)
-              order by created_at, id
-              limit 1) as later
-       where asked.session_id is not null and later.session_id = asked.session_id
-         and later.embedding_model = asked.embedding_model and later.embedding_dimensions = asked.embedding_dimensions
+       cross join lateral ${nextTurn('asked')} as later
+       where later.embedding_model = asked.embedding_model and later.embedding_dimensions = asked.embedding_dimensions
          and exists (select 1 from memories where memories.id = later.id and ${where})
     ) as found
      group by id
@@ -237,15 +231,19 @@ async function exactRanking(
   reading: Reading,
   restore?: PlannerSettings,
 ): Promise<number[]> {
-  const distance = probeDistance(reading);
-  const { rows } = await prepared(sql<{ id: string | number }>`
+  const { rows } = await prepared(exactRankingQuery(where, vector, depth, reading, restore)).execute(trx);
+  return rows.map((row) => Number(row.id));
+}
+
+/** exactRanking's statement (exported for bench/passage-scan.ts, which times it against other forms). */
+export function exactRankingQuery(where: RawBuilder<unknown>, vector: StoredVector, depth: number, reading: Reading, restore?: PlannerSettings): RawBuilder<{ id: string | number }> {
+  return sql<{ id: string | number }>`
     with probe as materialized (select ${vectorParameter(vector)} as vector),
     own_ranked as materialized (
-      select id, ${distance} as distance from memories, probe where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
+      select id, ${probeDistance(reading)} as distance from memories, probe where ${where} ${restore === undefined ? sql`` : sql`and ${restored(restore)}`}
        order by distance, id desc
        limit ${depth})
-    ${rankedAsRead('own_ranked', reading, where, sql`(select vector from probe)`, depth)}`).execute(trx);
-  return rows.map((row) => Number(row.id));
+    ${rankedAsRead('own_ranked', reading, where, sql`(select vector from probe)`, depth)}`;
 }
 
 /**
