@@ -269,6 +269,16 @@ const PERSON_WORDS: readonly (readonly [asked: string, searched: string])[] = [
   ['sibling', 'sibling brother sister'],
   ['grandmother', 'grandmother grandma granny gran nan'],
   ['grandfather', 'grandfather grandpa granddad grandad'],
+  // A relative two steps away is named by the steps too: a niece is a sibling's daughter ("Jamie has two daughters",
+  // Jamie being the user's brother), an aunt a parent's sister, a grandson a child's son.
+  ['niece', 'niece brother sister sibling daughter'],
+  ['nephew', 'nephew brother sister sibling son'],
+  ['aunt', 'aunt auntie mother mum father dad parent sister'],
+  ['uncle', 'uncle mother mum father dad parent brother'],
+  ['cousin', 'cousin aunt uncle'],
+  ['grandson', 'grandson son daughter child'],
+  ['granddaughter', 'granddaughter son daughter child'],
+  ['grandchild', 'grandchild grandson granddaughter son daughter child'],
   // A relative by marriage is a partner's relative, or a relative's partner; a step-parent, a parent's partner.
   ['mother-in-law', 'mother-in-law in-laws mother mum parent partner spouse husband wife'],
   ['father-in-law', 'father-in-law in-laws father dad parent partner spouse husband wife'],

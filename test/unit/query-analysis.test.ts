@@ -153,6 +153,15 @@ describe('personWords', () => {
     expect(personWords("Who is the user's stepdad?")).toEqual({ asked: ['stepdad'], searched: ['stepfather', 'mother', 'mum', 'partner', 'husband'] });
   });
 
+  it('reads a relative two steps away by the steps: a niece is a sibling\'s daughter, an aunt a parent\'s sister', () => {
+    expect(personWords('What are my nieces called?')).toEqual({ asked: ['nieces'], searched: ['brother', 'sister', 'sibling', 'daughter'] });
+    expect(personWords("How old is the user's nephew?").searched).toEqual(['brother', 'sister', 'sibling', 'son']);
+    expect(personWords('What does my aunt do?').searched).toEqual(expect.arrayContaining(['mother', 'father', 'sister']));
+    expect(personWords('What does my aunt do?').searched).not.toContain('brother');
+    expect(personWords("Who is the user's favourite cousin?").searched).toEqual(['aunt', 'uncle']);
+    expect(personWords('Where do my grandchildren live?').searched).toEqual(expect.arrayContaining(['grandson', 'son', 'daughter']));
+  });
+
   it('keeps kinds apart: a son is a child, never a daughter', () => {
     expect(personWords("What is my son's name?").searched).toEqual(['child', 'kid']);
     expect(personWords('Who are my brothers?').searched).toEqual(['sibling']);
