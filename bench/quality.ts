@@ -3,7 +3,8 @@
 // (hybrid) ranking and, benchmark-only, each retriever alone; then the dedup figures of remember.
 // The timeline set (another user whose facts changed; now/past, two-fact and people questions) is reported by kind
 // and split, two-fact questions also as "both in the top 5"; so is the fresh recall set (a third person's, written by
-// a helper that read neither the code nor the other sets).
+// a helper that read neither the code nor the other sets), and the eighth person's recall set; the eighth person's
+// pairs are reported beside the other sets' and outside their "every set" rows.
 // Run: npx tsx bench/quality.ts [--misses] [--recall-only | --dedup]   (BENCH_ENGINE=postgres for PostgreSQL;
 // --misses lists the dev split's failures, never the hold-out's; --recall-only skips dedup, --dedup skips recall;
 // --per-question FILE writes each question's served first result and hits, one line each, to compare two runs
@@ -14,11 +15,13 @@ import {
   allFound,
   BLIND_RECALL_CATEGORIES,
   dedupFigures,
+  EIGHTH_RECALL_CATEGORIES,
   evaluatePairSets,
   FRESH_RECALL_CATEGORIES,
   loadChangesSet,
   loadBlindRecallSet,
   loadDevSet,
+  loadEighthSets,
   loadFreshRecallSet,
   loadTimelineSet,
   QUESTION_CATEGORIES,
@@ -42,6 +45,7 @@ const perQuestionFile = perQuestionAt < 0 ? undefined : process.argv[perQuestion
 const perQuestion: string[] = [];
 const engine = process.env.BENCH_ENGINE === 'postgres' && BENCH_DATABASE_URL !== undefined ? 'postgres' : 'pglite';
 const { facts, questions, pairSets } = loadDevSet();
+const eighth = loadEighthSets();
 const timeline = loadTimelineSet();
 const started = performance.now();
 const quality = await openQualityService(engine);
@@ -129,6 +133,7 @@ async function reportRecall() {
   await reportChanges();
   await reportByKind('fresh', 'fresh recall set', 'dev-fresh-recall', loadFreshRecallSet(), FRESH_RECALL_CATEGORIES);
   await reportByKind('blind', 'blind recall set', 'dev-blind-recall', loadBlindRecallSet(), BLIND_RECALL_CATEGORIES);
+  await reportByKind('eighth', 'eighth recall set', 'dev-eighth-recall', eighth.recall, EIGHTH_RECALL_CATEGORIES);
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
 }
 
@@ -166,6 +171,7 @@ if (recallOnly) {
 }
 
 const outcomes = await evaluatePairSets(call, 'dev-dedup', facts, pairSets);
+const eighthOutcomes = await evaluatePairSets(call, 'dev-dedup', facts, [eighth.pairs]);
 const row = (label: string, items: readonly DedupOutcome[]) => {
   const figures = dedupFigures(items);
   return `| ${label} | ${figures.paraphrases} / ${figures.distinct} | ${figures.askRecall.toFixed(3)} | ${figures.askFirst.toFixed(3)} | ${figures.askMaxEntries} | ${figures.skipRecognised.toFixed(3)} | ${figures.distinctKept.toFixed(3)} | ${figures.distinctListed.toFixed(3)} | ${figures.repliesMissingNear} |`;
@@ -177,6 +183,7 @@ for (const set of pairSets) {
   for (const split of ['dev', 'holdout'] as const) console.log(row(`${set.name}, ${split}`, outcomes.filter((outcome) => outcome.pair.split === split && set.pairs.includes(outcome.pair))));
 }
 for (const split of ['dev', 'holdout'] as const) console.log(row(`**every set, ${split}**`, outcomes.filter((outcome) => outcome.pair.split === split)));
+for (const split of ['dev', 'holdout'] as const) console.log(row(`eighth, ${split}`, eighthOutcomes.filter((outcome) => outcome.pair.split === split)));
 if (showMisses) {
   const describe = (pair: DevPair) => `${pair.id} [${pair.variant}] "${pair.stored}" / "${pair.incoming}"`;
   for (const outcome of outcomes.filter((item) => item.pair.split === 'dev')) {

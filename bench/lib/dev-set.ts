@@ -96,6 +96,20 @@ export function loadBlindRecallSet(): { facts: TimelineFact[]; questions: DevQue
   return { facts: read('blind-timeline-facts.json'), questions: read('blind-timeline-questions.json') };
 }
 
+/**
+ * The eighth person's sets (bench/quality/README.md), written on 2026-12-02 by helpers that read nothing of the
+ * project: dedup pairs and a recall set, each split in halves. Only bench/quality.ts reports them, apart from the
+ * other sets, so that test/quality/dev-set.test.ts's floors stay on the sets they were set on.
+ */
+export function loadEighthSets(): { pairs: PairSet; recall: { facts: TimelineFact[]; questions: DevQuestion[] } } {
+  return {
+    pairs: { name: 'eighth', pairs: read('eighth-pairs.json') },
+    recall: { facts: read('eighth-recall-facts.json'), questions: read('eighth-recall-questions.json') },
+  };
+}
+
+export const EIGHTH_RECALL_CATEGORIES = ['now', 'past', 'twofact', 'relation', 'paraphrase'] as const;
+
 export const BLIND_RECALL_CATEGORIES = ['now', 'past', 'twofact', 'relation', 'paraphrase'] as const;
 
 export const FRESH_RECALL_CATEGORIES = ['now', 'past', 'relation', 'twofact', 'paraphrase', 'firstperson', 'detail', 'negation'] as const;
