@@ -15,7 +15,6 @@ import {
   allFound,
   BLIND_RECALL_CATEGORIES,
   dedupFigures,
-  EIGHTH_RECALL_CATEGORIES,
   evaluatePairSets,
   FRESH_RECALL_CATEGORIES,
   loadChangesSet,
@@ -133,7 +132,7 @@ async function reportRecall() {
   await reportChanges();
   await reportByKind('fresh', 'fresh recall set', 'dev-fresh-recall', loadFreshRecallSet(), FRESH_RECALL_CATEGORIES);
   await reportByKind('blind', 'blind recall set', 'dev-blind-recall', loadBlindRecallSet(), BLIND_RECALL_CATEGORIES);
-  await reportByKind('eighth', 'eighth recall set', 'dev-eighth-recall', eighth.recall, EIGHTH_RECALL_CATEGORIES);
+  await reportByKind('eighth', 'eighth recall set', 'dev-eighth-recall', eighth.recall, BLIND_RECALL_CATEGORIES);
   if (misses.length > 0) console.log(`\nhybrid misses at 5 (dev split):\n${misses.join('\n')}`);
 }
 

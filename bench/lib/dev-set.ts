@@ -98,8 +98,9 @@ export function loadBlindRecallSet(): { facts: TimelineFact[]; questions: DevQue
 
 /**
  * The eighth person's sets (bench/quality/README.md), written on 2026-12-02 by helpers that read nothing of the
- * project: dedup pairs and a recall set, each split in halves. Only bench/quality.ts reports them, apart from the
- * other sets, so that test/quality/dev-set.test.ts's floors stay on the sets they were set on.
+ * project: dedup pairs and a recall set in the blind recall set's kinds (BLIND_RECALL_CATEGORIES), each split in
+ * halves. Only bench/quality.ts reports them, apart from the other sets, so that test/quality/dev-set.test.ts's
+ * floors stay on the sets they were set on.
  */
 export function loadEighthSets(): { pairs: PairSet; recall: { facts: TimelineFact[]; questions: DevQuestion[] } } {
   return {
@@ -107,8 +108,6 @@ export function loadEighthSets(): { pairs: PairSet; recall: { facts: TimelineFac
     recall: { facts: read('eighth-recall-facts.json'), questions: read('eighth-recall-questions.json') },
   };
 }
-
-export const EIGHTH_RECALL_CATEGORIES = ['now', 'past', 'twofact', 'relation', 'paraphrase'] as const;
 
 export const BLIND_RECALL_CATEGORIES = ['now', 'past', 'twofact', 'relation', 'paraphrase'] as const;
 
