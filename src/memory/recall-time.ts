@@ -16,9 +16,10 @@ import { namingUser } from './self-names.js';
  * start: "since", "bought", "this year"; the past: "used to", "until", "previously", "before moving", "years
  * ago", "was" before a description), then for two versions of one fact ("The user's dentist is Dr Kaur" / "… is Dr
  * Byrne") the latest year each names and when each was last known to hold (last_confirmed_at, which confirm and
- * restatements move, or its storing). Asked about the past, a text marked past passes another only if it answers
- * nearly as well (PAST_SCORE_RATIO); asked what came before a name ("before Japanese"), a text naming it is not the
- * answer.
+ * restatements move, or its storing); so too for two answers to one slot of which one only says when it started
+ * ("… whom he has known since school" / "Oskar's best friend is Tariq Aziz"). Asked about the past, a text marked
+ * past passes another only if it answers nearly as well (PAST_SCORE_RATIO); asked what came before a name ("before
+ * Japanese"), a text naming it is not the answer.
  */
 
 /** How many of the first results are compared. */
@@ -196,7 +197,10 @@ export function orderByTime<T extends TimedResult>(
     }
     const rival = rivals(facts[a]!, facts[b]!, similar);
     const [markA, markB] = [marks[a]!, marks[b]!];
-    if (markA !== markB) {
+    // Two answers to one slot, one saying when it started and the other no time: both may hold from a start, so
+    // which came later is said by when each was last known to hold, as for two unmarked versions.
+    const startAgainstNone = rival && Math.min(markA, markB) === 0 && Math.max(markA, markB) === 1;
+    if (markA !== markB && !startAgainstNone) {
       const needed = Math.min(markA, markB) === -1 ? PAST_SIMILARITY : Math.max(markA, markB) === 2 ? Math.min(CHANGE_SIMILARITY, startSimilarity) : startSimilarity;
       if (similar < needed && !rival) return 0;
       // Asked about the past, a text marked past goes up only if it answers nearly as well as the one it passes.

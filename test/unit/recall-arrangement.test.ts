@@ -187,6 +187,23 @@ describe('orderByTime', () => {
     expect(ids(orderByTime('How far do I usually run?', [park, sunday], similarities([[0, 1, 0.52]])))).toEqual([34, 32]);
   });
 
+  it('orders two rival answers, one saying when it started and one marking no time, by when each was last known to hold', () => {
+    // "since school" says when a friendship began, not that it is the current answer: the one told last is.
+    const hamish = stored(35, "Oskar's best friend is Hamish Kerr, whom he has known since school.", 400);
+    const tariq = stored(36, "Oskar's best friend is Tariq Aziz.", 30);
+    const similar = similarities([[0, 1, 0.7]]);
+    expect(ids(orderByTime("Who is Oskar's best friend?", [hamish, tariq], similar))).toEqual([36, 35]);
+    expect(ids(orderByTime("Who used to be Oskar's best friend?", [tariq, hamish], similar))).toEqual([35, 36]);
+    // Told the other way round, the one saying when it started is the later.
+    const hamishLater = stored(35, "Oskar's best friend is Hamish Kerr, whom he has known since school.", 30);
+    const tariqEarlier = stored(36, "Oskar's best friend is Tariq Aziz.", 400);
+    expect(ids(orderByTime("Who is Oskar's best friend?", [tariqEarlier, hamishLater], similar))).toEqual([35, 36]);
+    // Not rival answers (another slot): the mark still decides, as for any two results about the same matter.
+    const skoda = stored(37, 'The user drives a blue Skoda Octavia estate.', 30);
+    const kia = stored(38, 'The user bought a Kia Niro EV in 2025.', 400);
+    expect(ids(orderByTime('What car does the user drive now?', [skoda, kia], similarities([[0, 1, 0.62]])))).toEqual([38, 37]);
+  });
+
   it('takes neither another thing said of the same one nor the same thing said of another for a rival answer', () => {
     const similar = similarities([[0, 1, 0.6]]);
     // Another verb: "works" is not "bikes".
