@@ -303,6 +303,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     !argumentsSwapped(right, left) &&
     !slotsSwapped(left, right) &&
     !clausesExchanged(left, right) &&
+    !qualifiersMoved(left, right) &&
     !particlesChanged(left, right) &&
     !prepositionsChanged(left, right) &&
     !countChanged(left, right) &&
@@ -824,6 +825,9 @@ interface Frame {
   readonly object: ReadonlySet<string>;
 }
 const BE_OR_GET = new Set(['is', 'are', 'am', 'was', 'were', 'be', 'been', 'being', 'get', 'gets', 'got', 'gotten', 'getting']);
+/** The forms of "be" before a verb going on ("is picking", "I'm teaching"). */
+const BE = new Set(['is', 'are', 'am', 'was', 'were', 'be', 'been', "i'm", "we're", "they're", "you're"]);
+const PROGRESSIVE = /^\p{Ll}{2,}ing$/u;
 
 /**
  * Each verb of a sentence with the phrase before it and the phrase after it, each as the heads it names ("the
@@ -865,11 +869,13 @@ function framesOf(tokens: readonly string[]): Frame[] {
   const after = (at: number) => phrase(at, 1, (index) => (tokens[index]!.toLowerCase() === 'them' ? 'user' : undefined));
   const frames: Frame[] = [];
   tokens.forEach((raw, at) => {
+    // "Ines is picking Freya up": a verb going on, in the active voice.
+    const goingOn = PROGRESSIVE.test(raw) && BE.has(tokens[at - 1]?.toLowerCase() ?? '') && isEntryAs(raw, 'verb');
     // A word after a number is what it counts ("300 pounds"), not a verb; nor is an item of a list ("jollof rice,
     // haggis and pad thai").
-    if (!/^\p{Ll}+$/u.test(raw) || !isMainVerb(raw) || isNumber(tokens[at - 1]?.toLowerCase()) || isListItem(tokens, at)) return;
+    if (!/^\p{Ll}+$/u.test(raw) || !(isMainVerb(raw) || goingOn) || isNumber(tokens[at - 1]?.toLowerCase()) || isListItem(tokens, at)) return;
     const by = tokens.indexOf('by', at + 1);
-    const passive = BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '') || by === at + 1;
+    const passive = (!goingOn && BE_OR_GET.has(tokens[at - 1]?.toLowerCase() ?? '')) || by === at + 1;
     const subject = passive ? (by < 0 ? new Set<string>() : after(by)) : before(at);
     const object = passive ? before(at) : after(at);
     if (subject.size > 0 && object.size > 0 && !setsEqual(subject, object)) frames.push({ verb: rootOf(raw), subject, object });
@@ -894,6 +900,8 @@ function argumentsSwapped(left: Evidence, right: Evidence): boolean {
 interface Clause {
   readonly values: ReadonlySet<string>;
   readonly words: ReadonlySet<string>;
+  /** What qualifies what the clause says ("every other Monday": alternate; "might": possibility). */
+  readonly qualifiers: ReadonlySet<Qualifier>;
 }
 /**
  * Clauses with each item of a list joined to the clause before it: a clause of one value alone ("Leo", "and Ava"
@@ -906,7 +914,7 @@ function listItemsJoined(clauses: readonly Clause[]): Clause[] {
   for (const clause of clauses) {
     const last = joined.at(-1);
     if (last !== undefined && clause.words.size === 0 && clause.values.size === 1) {
-      joined[joined.length - 1] = { values: new Set([...last.values, ...clause.values]), words: last.words };
+      joined[joined.length - 1] = { values: new Set([...last.values, ...clause.values]), words: last.words, qualifiers: last.qualifiers };
     } else joined.push(clause);
   }
   return joined;
@@ -915,12 +923,15 @@ function listItemsJoined(clauses: readonly Clause[]): Clause[] {
 function clauseOf(tokens: readonly string[]): Clause {
   const values = new Set<string>();
   const words = new Set<string>();
+  const qualifiers = new Set<Qualifier>();
   tokens.forEach((raw, index) => {
     const key = tokenKey(raw, index, tokens[index + 1], tokens[index - 1]);
     if (key.value !== undefined) values.add(key.value);
     if (key.word !== undefined) words.add(key.word);
+    const qualifier = bareWord(raw) === 'May' ? undefined : qualifierOf(bareWord(raw).toLowerCase(), tokens[index + 1]?.toLowerCase(), tokens[index + 2]?.toLowerCase(), tokens[index - 1]?.toLowerCase());
+    if (qualifier !== undefined) qualifiers.add(qualifier);
   });
-  return { values, words };
+  return { values, words, qualifiers };
 }
 
 /**
@@ -988,6 +999,26 @@ function clausesExchanged(left: Evidence, right: Evidence): boolean {
   return false;
 }
 
+/**
+ * "The cleaner comes every Monday and the gardener every other Monday" is not the same with "every other" said of
+ * the cleaner: a qualifier that stands beside a word in one text and not in the other, and beside another word in
+ * the other and not in the first (each word said in one clause of each text).
+ */
+function qualifiersMoved(left: Evidence, right: Evidence): boolean {
+  const leftClause = clauseOfEach(left);
+  const rightClause = clauseOfEach(right);
+  const lost = new Set<Qualifier>();
+  const gained = new Set<Qualifier>();
+  for (const [item, at] of leftClause) {
+    const to = rightClause.get(item);
+    if (to === undefined) continue;
+    const [before, after] = [left.clauses[at]!.qualifiers, right.clauses[to]!.qualifiers];
+    for (const qualifier of before) if (!after.has(qualifier)) lost.add(qualifier);
+    for (const qualifier of after) if (!before.has(qualifier)) gained.add(qualifier);
+  }
+  return [...lost].some((qualifier) => gained.has(qualifier));
+}
+
 /** Each word or value a text says in exactly one of its clauses, with that clause's position. */
 const CLAUSE_OF_EACH = new WeakMap<Evidence, ReadonlyMap<string, number>>();
 const clauseOfEach = (evidence: Evidence): ReadonlyMap<string, number> =>
@@ -1051,6 +1082,8 @@ const QUALIFIERS = new Map<string, Qualifier>([
   ...each('vicinity', ['near', 'nearby', 'outside']),
   // "will retire in 2030" is not "retired in 2030".
   ...each('future', ['will', 'shall']),
+  // "fortnightly" is every other week (qualifierOf reads "every other"), not every week.
+  ...each('alternate', ['fortnightly']),
 ]);
 
 const PRESENT_BE = new Set(['is', 'are', 'am']);

@@ -14,7 +14,7 @@ const NAMES = ['Kofi', 'Ben', 'Priya', 'Callum', 'Mei', 'Rowan', 'Ines', 'Tomasz
 const DAYS = ['Mondays', 'Tuesdays', 'Wednesdays', 'Thursdays', 'Fridays'];
 const CURRENCIES = ['£', '$', '€'];
 const UNITS = ['km', 'miles', 'laps'];
-const VERBS = ['mentors', 'lent money to', 'manages', 'drives', 'emails', 'coaches'];
+const VERBS = ['mentors', 'lent money to', 'manages', 'drives', 'emails', 'coaches', 'is visiting', 'is picking up'];
 const FOODS = ['chicken', 'lamb', 'fish', 'tofu'];
 
 /** One fact family: every variant states something close to the others, differing in one detail or in wording. */

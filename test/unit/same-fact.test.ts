@@ -89,6 +89,7 @@ describe('sameFact', () => {
     ["The user's father died in 2019.", "The user's father passed away in 2019."],
     ["The user's sister Ana beat the user at chess.", "Ana, the user's sister, beat the user at chess."],
     ["The user's mother taught Sam piano.", "Sam was taught piano by the user's mother."],
+    ['Ines is picking Freya up from the airport on Sunday.', 'On Sunday Ines is picking Freya up from the airport.'],
     ['The user moved out of London in 2020.', 'In 2020 the user moved out of London.'],
     // "May" the month is no "may".
     ["The user's flight leaves on 5 May.", "On May 5th the user's flight leaves."],
@@ -423,6 +424,13 @@ describe('sameFact', () => {
     ['Kofi mentors Ben, the summer intern.', 'Ben, the summer intern, mentors Kofi.'],
     ['Kofi, the team lead, mentors Ben.', 'Ben mentors Kofi, the team lead.'],
     ['Dr Patel referred Sam to Dr Ng.', 'Dr Ng referred Sam to Dr Patel.'],
+    // A verb going on ("is picking … up") is in the active voice: who before it does it to whom after it.
+    ['Ines is picking Freya up from the airport on Sunday.', 'Freya is picking Ines up from the airport on Sunday.'],
+    ["I'm teaching Maya to swim.", 'Maya is teaching the user to swim.'],
+    // Every week is not every other week, whichever clause says which.
+    ['The green bin is collected every Tuesday.', 'The green bin is collected fortnightly on Tuesdays.'],
+    ["The user's cleaner comes every Monday and the gardener every other Monday.", "The user's cleaner comes every other Monday and the gardener every Monday."],
+    ["The user's cleaner comes every Monday and the gardener every other Monday.", "The user's cleaner comes fortnightly on Mondays, and the gardener weekly on Mondays."],
     // A title's full stop ends no sentence.
     ['Mrs Okafor referred the user to Dr. Lee.', 'Dr. Lee referred the user to Mrs Okafor.'],
     // Two clauses trading their words, not only their numbers.
@@ -544,6 +552,8 @@ describe('sameFact', () => {
     ["The user's favourite snacks are salted crisps, olives and popcorn.", 'Favourite snacks: popcorn, olives, salted crisps'],
     // A list of names in another order: each item stands beside the list's words.
     ["The user's children are called Mia, Leo and Ava.", "The user's children are called Ava, Mia and Leo."],
+    // "Fortnightly" is every other week.
+    ["The user's cleaner comes every Monday and the gardener every other Monday.", "The user's cleaner comes weekly on Mondays, and the gardener fortnightly on Mondays."],
   ])('treats stored %j and incoming %j, its clauses reordered, as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
   });
