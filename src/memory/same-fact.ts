@@ -626,8 +626,7 @@ function evidenceOf(text: string): Evidence {
       countOf(tokens, index, one, several);
       // A note's instruction is something to do: "Pay him back by Friday" = "needs to pay him back by Friday".
       if (index === 0 && isInstruction(tokens)) instruction = true;
-      // "May" the month is no "may".
-      const qualifier = word === 'May' ? undefined : qualifierOf(lower, next, tokens[index + 2]?.toLowerCase(), previous);
+      const qualifier = qualifierAt(tokens, index);
       // "last year" is not "this year" or "next year": a time that must agree, as a date must.
       if (DEICTIC.has(lower) && next !== undefined) {
         const period = bareWord(next);
@@ -928,7 +927,7 @@ function clauseOf(tokens: readonly string[]): Clause {
     const key = tokenKey(raw, index, tokens[index + 1], tokens[index - 1]);
     if (key.value !== undefined) values.add(key.value);
     if (key.word !== undefined) words.add(key.word);
-    const qualifier = bareWord(raw) === 'May' ? undefined : qualifierOf(bareWord(raw).toLowerCase(), tokens[index + 1]?.toLowerCase(), tokens[index + 2]?.toLowerCase(), tokens[index - 1]?.toLowerCase());
+    const qualifier = qualifierAt(tokens, index);
     if (qualifier !== undefined) qualifiers.add(qualifier);
   });
   return { values, words, qualifiers };
@@ -1179,6 +1178,12 @@ function qualifierOf(word: string, next: string | undefined, afterNext: string |
   // "stops me sleeping", "stopped her from going": prevents, not ceases ("me" reads "the user" by now: rephrase).
   if (QUALIFIERS.get(word) === 'ceased' && next !== undefined && (OBJECT_PRONOUNS.has(next) || (next === 'the' && afterNext === USER))) return undefined;
   return QUALIFIERS.get(word);
+}
+
+/** The qualifier the token at `index` says, read with the words around it. "May" the month is no "may". */
+function qualifierAt(tokens: readonly string[], index: number): Qualifier | undefined {
+  const word = bareWord(tokens[index]!);
+  return word === 'May' ? undefined : qualifierOf(word.toLowerCase(), tokens[index + 1]?.toLowerCase(), tokens[index + 2]?.toLowerCase(), tokens[index - 1]?.toLowerCase());
 }
 
 /** A token as evidenceOf reads it: without trailing punctuation or a possessive "'s". */
