@@ -294,7 +294,7 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     numbersRestated(left.numbers, right.numbers) &&
     [...right.codes].every((code) => left.codes.has(code) || left.words.has(code) || saysAsWords(left, code)) &&
     rolesAgree(left, right) &&
-    isSubset(left.names, right.words) &&
+    namesSaid(left, right) &&
     isSubset(right.names, left.words) &&
     !rolesSwapped(left, right) &&
     !rolesSwapped(right, left) &&
@@ -342,6 +342,17 @@ function compareEvidence(left: Evidence, right: Evidence, similarity: number | u
     overlap: union === 0 ? 1 : Math.min(covered, shared) / union,
   };
 }
+
+/**
+ * Whether every name of the stored text is said in the incoming one, which may leave out a later part of a full
+ * name whose earlier part it writes as a name ("Mei Reid" / "Mei": it says less); a name of its own it may not
+ * bring (the other direction).
+ */
+const namesSaid = (stored: Evidence, incoming: Evidence): boolean =>
+  [...stored.names].every((name) => {
+    const earlier = stored.fullNameParts.get(name);
+    return incoming.words.has(name) || (earlier !== undefined && incoming.capitalised.has(earlier) && incoming.words.has(earlier));
+  });
 
 /**
  * "Three weeks' notice" is not "three months'": a number both texts count a time with, in units they do not share.
@@ -492,8 +503,12 @@ interface Evidence {
   readonly numbers: ReadonlySet<string>;
   /** Words with digits or inner punctuation (handles, codes, domains) and single letters. */
   readonly codes: ReadonlySet<string>;
-  /** Capitalised words not opening a sentence; each must appear in the other text. */
+  /** Capitalised words not opening a sentence; each must appear in the other text (see namesSaid). */
   readonly names: ReadonlySet<string>;
+  /** A name written right after another ("Mei Reid": reid → mei), a later part of a full name. */
+  readonly fullNameParts: ReadonlyMap<string, string>;
+  /** Every word written with a capital, lowercased (the first of a sentence too). */
+  readonly capitalised: ReadonlySet<string>;
   /** Every word, lowercased. */
   readonly words: ReadonlySet<string>;
   readonly roles: ReadonlySet<string>;
@@ -562,6 +577,8 @@ function evidenceOf(text: string): Evidence {
   const numbers = new CountedSet();
   const codes = new Set<string>();
   const names = new Set<string>();
+  const fullNameParts = new Map<string, string>();
+  const capitalised = new Set<string>();
   const words = new Set<string>();
   const roles = new Set<string>();
   const negated = new Set<string>();
@@ -711,7 +728,14 @@ function evidenceOf(text: string): Evidence {
         if (named !== undefined) namedRoles.set(role, (namedRoles.get(role) ?? new Set()).add(named));
         return;
       }
-      if (index > 0 && /^\p{Lu}/u.test(word) && word !== 'I') names.add(lower.replace(/-/g, ''));
+      if (isCapitalised(word)) {
+        const name = lower.replace(/-/g, '');
+        capitalised.add(name);
+        const before = tokens[index - 1];
+        if (before !== undefined) names.add(name);
+        // "Mei Reid": a later part of a full name, unless punctuation parts them ("Leeds, Harrogate").
+        if (before !== undefined && before === bareWord(before) && isCapitalised(before)) fullNameParts.set(name, before.toLowerCase().replace(/-/g, ''));
+      }
       const parts = lower.split('-');
       if (hyphenated && !MEANING_PREFIXES.has(parts[0]!)) {
         // "mock-ups" is also "mockups", and each is covered by the other (compoundCovered).
@@ -759,8 +783,11 @@ function evidenceOf(text: string): Evidence {
       for (const second of said.slice(at + 1, at + 1 + PAIRED_WORDS)) (negation >= 0 ? deniedPairs : affirmedPairs).add([first, second].sort().join(' '));
     }
   }
-  return { numbers, codes, names, words, roles, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, instruction, timeCounts, namedRoles, habitRoots, frames, clauses };
+  return { numbers, codes, names, fullNameParts, capitalised, words, roles, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, instruction, timeCounts, namedRoles, habitRoots, frames, clauses };
 }
+
+/** A word written with a capital ("I" is no name). */
+const isCapitalised = (token: string): boolean => /^\p{Lu}/u.test(token) && token !== 'I';
 
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+|\n+/;
 /** Where a clause ends: a sentence's end, or before one of `words` or `marks`. */
@@ -1648,6 +1675,8 @@ function rephrase(text: string): string {
     .replace(/\bcan't\b/gi, 'can not')
     .replace(/\bwon't\b/gi, 'will not')
     .replace(/n't\b/gi, ' not')
+    // "a non-smoker" denies what "does not smoke" denies: the prefix is a negation of the word after it.
+    .replace(/\bnon-(?=\p{L})/giu, 'not ')
     .replace(/\b(would|'d) rather\b/gi, 'prefers')
     .replace(/\b(likes?|liked|loves?) (best|most)\b/gi, 'favourite')
     // "£950/month", "per annum", "p.a.", "pcm" (per calendar month) and "annually" say how often as "a month" does.

@@ -330,6 +330,13 @@ describe('sameFact', () => {
     ['The user runs at least 20 km a week.', 'The user runs 20 km a week.'],
     ['The user eats most vegetables.', 'The user eats vegetables.'],
     ['The user claims to speak French.', 'The user speaks French.'],
+    // "Non-" negates: a non-smoker is no smoker.
+    ['The user is a non-smoker.', 'The user is a smoker.'],
+    ['The user drinks non-alcoholic beer.', 'The user drinks alcoholic beer.'],
+    // A full name's part may be left out, not replaced, nor brought by the incoming text.
+    ["Callum's wife is Mei Reid.", "Callum's wife is Mei Chen."],
+    ['Sam lives in Leeds.', 'Sam Reid lives in Leeds.'],
+    ['The user moved to New York.', 'The user moved to a new flat.'],
   ])('keeps stored %j and incoming %j apart', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
@@ -554,6 +561,12 @@ describe('sameFact', () => {
     ["The user's children are called Mia, Leo and Ava.", "The user's children are called Ava, Mia and Leo."],
     // "Fortnightly" is every other week.
     ["The user's cleaner comes every Monday and the gardener every other Monday.", "The user's cleaner comes weekly on Mondays, and the gardener fortnightly on Mondays."],
+    // "A non-smoker" denies what "does not smoke" denies.
+    ["The user's husband Hamish doesn't drive.", "Hamish, the user's husband, is a non-driver."],
+    ['The user does not smoke.', 'The user is a non-smoker.'],
+    // A full name's later part left out: the incoming text says less.
+    ["Callum's wife is Mei Reid.", 'My wife is Mei.'],
+    ["The user's GP is Dr Farah Malik.", "The user's GP is Dr Farah."],
   ])('treats stored %j and incoming %j, its clauses reordered, as the same fact', (stored, incoming) => {
     expect(comparerOf(incoming)(stored, 0.9).same).toBe(true);
   });
