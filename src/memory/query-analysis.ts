@@ -160,12 +160,16 @@ export function referringClause(question: string): string | undefined {
 }
 
 /**
- * The names the best of `texts` gives that the question does not, when a later clause of the question refers back
- * by a pronoun: the person the first clause found ("Leon's sister Beatriz is a nurse" gives "Beatriz"), through
- * whom the second clause's fact is found ("Beatriz's husband Rui teaches maths"). Empty otherwise.
+ * Whom a later clause of the question refers back to by a pronoun: the people the first clause names, when it asks
+ * no role of them (namedInFirstClause); else the names the best of `texts` gives that the question does not, the
+ * person the first clause found ("Leon's sister Beatriz is a nurse" gives "Beatriz"), through whom the second
+ * clause's fact is found ("Beatriz's husband Rui teaches maths"). Empty when no clause refers back.
  */
 export function referredNames(question: string, texts: readonly string[]): string[] {
-  if (referringClause(question) === undefined) return [];
+  const clause = referringClause(question);
+  if (clause === undefined) return [];
+  const named = namedInFirstClause(question.slice(0, question.length - clause.length));
+  if (named.length > 0) return named;
   const asked = askedWords(question);
   for (const text of texts) {
     const names = new Set<string>();
@@ -177,6 +181,21 @@ export function referredNames(question: string, texts: readonly string[]): strin
   }
   return [];
 }
+
+/**
+ * The people a question's first clause names when it asks no role of them ("What day is Elsa's swimming lesson,
+ * and what is she allergic to?"): the pronoun of the later clause is one of them, not someone a result names
+ * ("Who is Leon's sister, and who is she married to?" asks for a role: the results say who she is).
+ */
+function namedInFirstClause(first: string): string[] {
+  if (askedRoles(askedWords(first)).size > 0) return [];
+  const names = bridgeTokens(first)
+    .slice(1)
+    .map((token) => token.replace(/'s$/, ''))
+    .filter((word) => isNewName(word, NO_WORDS) && !MONTHS.has(word.toLowerCase()) && !WEEKDAYS.has(word.toLowerCase().replace(/s$/, '')));
+  return [...new Set(names)];
+}
+const NO_WORDS: ReadonlySet<string> = new Set();
 
 /**
  * The names a sentence gives its subject when it says the subject is the role asked about: at the end ("Val's

@@ -131,6 +131,12 @@ describe('referredNames', () => {
     expect(referredNames(asked, ['Leon is a chef.', 'Beatriz is a nurse.'])).toEqual(['Beatriz']);
     expect(referredNames("Who is Leon's sister?", ["Leon's sister Beatriz is a nurse in Lisbon."])).toEqual([]);
   });
+
+  it('takes the person the first clause names when it asks no role of them', () => {
+    const texts = ['Elsa has swimming lessons on Wednesdays at 5pm at Pentwyn Leisure Centre.'];
+    expect(referredNames("What day is Elsa's swimming lesson, and what is she allergic to?", texts)).toEqual(['Elsa']);
+    expect(referredNames('Where does Marcus work on Mondays, and what is his salary?', ['Marcus works at Cascadia Rail.'])).toEqual(['Marcus']);
+  });
 });
 
 describe('personWords', () => {
