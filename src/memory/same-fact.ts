@@ -581,7 +581,8 @@ function evidenceOf(text: string): Evidence {
   const capitalised = new Set<string>();
   const words = new Set<string>();
   const roles = new Set<string>();
-  const negated = new Set<string>();
+  // Counted: "doesn't like jazz and hates opera" negates "like" twice, "doesn't like jazz" once.
+  const negated = new CountedSet();
   const content = new Set<string>();
   const written = new Map<string, Set<string>>();
   const sentences: string[][] = [];
@@ -1675,6 +1676,8 @@ function rephrase(text: string): string {
     .replace(/\bcan't\b/gi, 'can not')
     .replace(/\bwon't\b/gi, 'will not')
     .replace(/n't\b/gi, ' not')
+    // "Can't stand coriander" is an idiom: hates it.
+    .replace(/\b(?:can not|cannot) (?:stand|bear|abide)\b(?! up\b)/gi, 'hates')
     // "a non-smoker" denies what "does not smoke" denies: the prefix is a negation of the word after it.
     .replace(/\bnon-(?=\p{L})/giu, 'not ')
     .replace(/\b(would|'d) rather\b/gi, 'prefers')

@@ -148,6 +148,9 @@ describe('sameFact', () => {
     // A race's distance: "a 5k" run is five kilometres (any other "18k" is thousands).
     ['The user runs a 5k every Sunday in Victoria Park.', 'Every Sunday I do a five-kilometre run in Victoria Park.'],
     ['The user did a 10k race in May.', 'The user did a 10 km race in May.'],
+    // "Can't stand" is "hates".
+    ['The user hates coriander.', "The user can't stand coriander."],
+    ["I can't stand coriander.", 'The user hates coriander.'],
   ])('treats stored %j and incoming %j as the same fact', (stored, incoming) => {
     expect(sameFact(stored, incoming)).toBe(true);
   });
@@ -333,6 +336,8 @@ describe('sameFact', () => {
     // "Non-" negates: a non-smoker is no smoker.
     ['The user is a non-smoker.', 'The user is a smoker.'],
     ['The user drinks non-alcoholic beer.', 'The user drinks alcoholic beer.'],
+    ["The user can't stand olives.", 'The user loves olives.'],
+    ["The user can't stand up for long.", 'The user can stand up for long.'],
     // A full name's part may be left out, not replaced, nor brought by the incoming text.
     ["Callum's wife is Mei Reid.", "Callum's wife is Mei Chen."],
     ['Sam lives in Leeds.', 'Sam Reid lives in Leeds.'],
@@ -349,8 +354,6 @@ describe('sameFact', () => {
     ['The user has been learning Italian for three years.', 'The user has studied Italian for three years.'],
     // The possessive is a word of its own: "lives in" was reworded to "'s home is", not replaced in place.
     ['The user lives in a flat in Glasgow.', "The user's home is a flat in Glasgow."],
-    // Two negative texts that negate different words: reworded, not contradicted.
-    ['The user hates coriander.', "The user can't stand coriander."],
   ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
     const compare = comparerOf(incoming);
     expect(compare(stored, 0.9).same).toBe(true);
