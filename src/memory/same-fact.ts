@@ -512,6 +512,8 @@ interface Evidence {
   /** Every word, lowercased. */
   readonly words: ReadonlySet<string>;
   readonly roles: ReadonlySet<string>;
+  /** The in-laws a relative's relative names ("husband's sister": sister-in-law), each with the roles it comes from. */
+  readonly inLaws: ReadonlyMap<string, readonly string[]>;
   /** The content word each negation applies to ("doesn't like jazz" → like). */
   readonly negated: ReadonlySet<string>;
   /** Content words said in a negated clause, from the negation's verb on ("doesn't drink coffee": drink, coffee). */
@@ -578,6 +580,7 @@ function evidenceOf(text: string): Evidence {
   const codes = new Set<string>();
   const names = new Set<string>();
   const fullNameParts = new Map<string, string>();
+  const inLaws = new Map<string, string[]>();
   const capitalised = new Set<string>();
   const words = new Set<string>();
   const roles = new Set<string>();
@@ -784,8 +787,29 @@ function evidenceOf(text: string): Evidence {
       for (const second of said.slice(at + 1, at + 1 + PAIRED_WORDS)) (negation >= 0 ? deniedPairs : affirmedPairs).add([first, second].sort().join(' '));
     }
   }
-  return { numbers, codes, names, fullNameParts, capitalised, words, roles, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, instruction, timeCounts, namedRoles, habitRoots, frames, clauses };
+  // "Her husband's sister" is a sister-in-law, a sister's husband a brother-in-law: the text names that role too.
+  for (const [owned, ownerWords] of owners) {
+    for (const owner of ownerWords) {
+      const relative = roleOf(owner) ?? owner;
+      const inLaw = IN_LAWS.get(`${relative} ${owned}`);
+      if (inLaw === undefined) continue;
+      roles.add(inLaw);
+      inLaws.set(inLaw, [...(inLaws.get(inLaw) ?? []), relative, owned]);
+    }
+  }
+  return { numbers, codes, names, fullNameParts, capitalised, words, roles, inLaws, negated, deniedWords, deniedPairs, affirmedPairs, content, written, sentences, sequence, owners, particles, prepositions, firstPrepositions, one, several, compounds, possessive, bound, roots, pastRoots, presentRoots, auxiliaryTenses, qualifiers, instruction, timeCounts, namedRoles, habitRoots, frames, clauses };
 }
+
+/** The in-law a relative of a relative is: "husband sister" (a husband's sister) → sister-in-law. */
+const IN_LAWS = new Map<string, string>([
+  ...['husband', 'wife', 'spouse', 'partner'].flatMap((spouse) =>
+    ['sister', 'brother', 'mother', 'father'].map((relative): [string, string] => [`${spouse} ${relative}`, `${relative}-in-law`]),
+  ),
+  ...['sister', 'brother'].flatMap((sibling): [string, string][] => [
+    [`${sibling} husband`, 'brother-in-law'],
+    [`${sibling} wife`, 'sister-in-law'],
+  ]),
+]);
 
 /** A word written with a capital ("I" is no name). */
 const isCapitalised = (token: string): boolean => /^\p{Lu}/u.test(token) && token !== 'I';
@@ -1262,9 +1286,11 @@ function rolesAgree(left: Evidence, right: Evidence): boolean {
   const broader = (role: string) => BROADER_ROLES.get(role) ?? [];
   // "The user's son Max starts …" / "Max starts …": the incoming text names whom the role is, and says less.
   const namedInstead = (role: string) => [...(left.namedRoles.get(role) ?? [])].some((name) => right.words.has(name));
+  // "My brother's wife" / "my sister-in-law": the incoming text names the in-law, and says less.
+  const inLawInstead = (role: string) => [...left.inLaws].some(([inLaw, parts]) => parts.includes(role) && incoming.has(inLaw));
   return (
     [...incoming].every((role) => stored.has(role) || [...stored].some((named) => broader(named).includes(role))) &&
-    [...stored].every((role) => incoming.has(role) || broader(role).some((general) => incoming.has(general)) || namedInstead(role))
+    [...stored].every((role) => incoming.has(role) || broader(role).some((general) => incoming.has(general)) || namedInstead(role) || inLawInstead(role))
   );
 }
 

@@ -338,6 +338,11 @@ describe('sameFact', () => {
     ['The user drinks non-alcoholic beer.', 'The user drinks alcoholic beer.'],
     ["The user can't stand olives.", 'The user loves olives.'],
     ["The user can't stand up for long.", 'The user can stand up for long.'],
+    // An in-law is not the relative it is an in-law through, nor another in-law; nor says it which one it is.
+    ["The user's wife's mother is Ruth.", "The user's mother is Ruth."],
+    ["The user's sister's husband is a chef.", "The user's sister-in-law is a chef."],
+    ["The user's husband and sister live in Leeds.", "The user's sister-in-law lives in Leeds."],
+    ["My sister-in-law Priti is a nurse.", "My brother's wife Priti is a nurse."],
     // A full name's part may be left out, not replaced, nor brought by the incoming text.
     ["Callum's wife is Mei Reid.", "Callum's wife is Mei Chen."],
     ['Sam lives in Leeds.', 'Sam Reid lives in Leeds.'],
@@ -567,6 +572,10 @@ describe('sameFact', () => {
     // "A non-smoker" denies what "does not smoke" denies.
     ["The user's husband Hamish doesn't drive.", "Hamish, the user's husband, is a non-driver."],
     ['The user does not smoke.', 'The user is a non-smoker.'],
+    // A relative's relative is an in-law, which the incoming text may name instead.
+    ["My brother's wife Priti is a nurse.", 'My sister-in-law Priti is a nurse.'],
+    ["The user's wife's mother is Ruth.", "The user's mother-in-law is Ruth."],
+    ["The user's sister's husband is a chef.", "The user's brother-in-law is a chef."],
     // A full name's later part left out: the incoming text says less.
     ["Callum's wife is Mei Reid.", 'My wife is Mei.'],
     ["The user's GP is Dr Farah Malik.", "The user's GP is Dr Farah."],
