@@ -192,10 +192,9 @@ function namedInFirstClause(first: string): string[] {
   const names = bridgeTokens(first)
     .slice(1)
     .map((token) => token.replace(/'s$/, ''))
-    .filter((word) => isNewName(word, NO_WORDS) && !MONTHS.has(word.toLowerCase()) && !WEEKDAYS.has(word.toLowerCase().replace(/s$/, '')));
+    .filter((word) => isName(word) && !isDateWord(word.toLowerCase()));
   return [...new Set(names)];
 }
-const NO_WORDS: ReadonlySet<string> = new Set();
 
 /**
  * The names a sentence gives its subject when it says the subject is the role asked about: at the end ("Val's
@@ -239,10 +238,18 @@ export function asksAboutRole(question: string): boolean {
   return askedRoles(askedWords(question)).size > 0;
 }
 
-/** A capitalised word that is neither "I" nor a grammar word, and not among the question's own words. */
-function isNewName(word: string, asked: ReadonlySet<string>): boolean {
-  return /^\p{Lu}/u.test(word) && word !== 'I' && !STOP_WORDS.has(word.toLowerCase()) && !asked.has(word.toLowerCase());
+/** A capitalised word that is neither "I" nor a grammar word. */
+function isName(word: string): boolean {
+  return /^\p{Lu}/u.test(word) && word !== 'I' && !STOP_WORDS.has(word.toLowerCase());
 }
+
+/** A name (isName) that is not among the question's own words. */
+function isNewName(word: string, asked: ReadonlySet<string>): boolean {
+  return isName(word) && !asked.has(word.toLowerCase());
+}
+
+/** Whether a lowercase word is a month's or a weekday's name ("mondays" too). */
+const isDateWord = (lower: string): boolean => MONTHS.has(lower) || WEEKDAYS.has(lower.replace(/s$/, ''));
 
 function bridgeTokens(text: string): string[] {
   return text.replace(/[’]/g, "'").match(/[\p{L}\p{N}][\p{L}\p{N}'-]*|[,(:–-]/gu) ?? [];
@@ -359,8 +366,7 @@ export function meaningCandidates(question: string): string[] {
         (word) =>
           isPlainWord(word) &&
           !QUESTION_WORDS.has(word) &&
-          !MONTHS.has(word) &&
-          !WEEKDAYS.has(word.replace(/s$/, '')) &&
+          !isDateWord(word) &&
           roleOf(word) === undefined &&
           personAsked(word) === undefined,
       ),

@@ -855,7 +855,7 @@ function tokenKey(raw: string, index: number, next: string | undefined, previous
   const role = roleOf(lower);
   if (role !== undefined) return { word: role };
   // A capitalised word is a name, opening a sentence too when no dictionary has it ("Theo is the user's son").
-  if (/^\p{Lu}/u.test(word) && word !== 'I' && (index > 0 || !isEntry(lower))) return { value: lower };
+  if (isCapitalised(word) && (index > 0 || !isEntry(lower))) return { value: lower };
   return { word: rootOf(lower) };
 }
 
