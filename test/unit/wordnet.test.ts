@@ -8,6 +8,8 @@ function share(a: string, aSenses: number, b: string, bSenses: number, broader =
   return [...(broader ? left.broader : left.senses)].some((synset) => right.has(synset));
 }
 
+const sensesOfVerb = (word: string) => new Set([...meaningsOf(word, { senses: 9, hypernymDepth: 0 }).senses].filter((synset) => synset.startsWith('verb:')));
+
 describe('WordNet reader', () => {
   it('finds shared senses in words’ most frequent senses, through their inflected forms', () => {
     expect(share('spouse', 1, 'partner', 1)).toBe(true);
@@ -28,6 +30,25 @@ describe('WordNet reader', () => {
     // "nut" and "egg" share only a slang sense, well below their first few.
     expect(share('eggs', 3, 'nut', 3)).toBe(false);
     expect(share('eggs', 3, 'nut', 9)).toBe(true);
+  });
+
+  it('finds the same meaning as another part of speech through the forms WordNet derives, by word', () => {
+    const derivedFrom = (word: string) => meaningsOf(word, { senses: 2, hypernymDepth: 0 }).derived;
+    const sensesOf = (word: string) => meaningsOf(word, { senses: 2, hypernymDepth: 0 }).senses;
+    const related = (a: string, b: string) => [...derivedFrom(a)].some((synset) => sensesOf(b).has(synset));
+    expect(related('wedding', 'marry')).toBe(true);
+    expect(related('teacher', 'teach')).toBe(true);
+    expect(related('teach', 'teacher')).toBe(true);
+    // The pointers are per word: "marriage ceremony" shares a synset with "wedding" and derives from nothing.
+    expect(related('marriage ceremony', 'marry')).toBe(false);
+    expect(related('wedding', 'learn')).toBe(false);
+    expect(related('spouse', 'marry')).toBe(false);
+  });
+
+  it('reads a verb ending in "-ied" as its "-y" form', () => {
+    expect(sensesOfVerb('married')).toEqual(sensesOfVerb('marry'));
+    expect(sensesOfVerb('studied')).toEqual(sensesOfVerb('study'));
+    expect(sensesOfVerb('marry').size).toBeGreaterThan(0);
   });
 
   it('knows multi-word terms and nothing for numbers or unknown words', () => {
