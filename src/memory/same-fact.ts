@@ -1127,7 +1127,7 @@ const QUALIFIERS = new Map<string, Qualifier>([
   ...each('partial', ['half', 'halfway', 'partly', 'partially', 'most']),
   // "least favourite" is the opposite of "favourite".
   ...each('least', ['least']),
-  ...each('condition', ['if', 'unless', 'except', 'excluding', 'provided']),
+  ...each('condition', ['if', 'unless', 'except', 'excluding', 'provided', 'otherwise']),
   ...each('former', ['former', 'formerly', 'previous', 'previously']),
   // "lives near Leeds" is not "lives in Leeds".
   ...each('vicinity', ['near', 'nearby', 'outside']),

@@ -356,6 +356,14 @@ describe('sameFact', () => {
     expect(sameFact(stored, incoming)).toBe(false);
   });
 
+  // What one does "otherwise" is said under a condition, as with "unless": not what one does.
+  it.each([
+    ['Dara cycles to work when it is sunny; otherwise she takes the subway.', 'Dara cycles to work.'],
+    ['The user walks to work.', 'The user walks to work; otherwise the bus.'],
+  ])('keeps stored %j and incoming %j apart, however close their vectors', (stored, incoming) => {
+    expect(comparerOf(incoming)(stored, 0.95).same).toBe(false);
+  });
+
   // A reworded verb or noun is read as the same fact only on the candidate's embedding similarity, and only when
   // the words around it are reworded too: a word replaced where it stood is another value in the same slot.
   it.each([
@@ -364,6 +372,8 @@ describe('sameFact', () => {
     ['The user has been learning Italian for three years.', 'The user has studied Italian for three years.'],
     // The possessive is a word of its own: "lives in" was reworded to "'s home is", not replaced in place.
     ['The user lives in a flat in Glasgow.', "The user's home is a flat in Glasgow."],
+    // "Otherwise" states a condition, as "unless" does.
+    ["Dara takes the subway to work unless it's sunny, in which case she cycles.", 'On sunny days Dara cycles to work; otherwise she takes the subway.'],
   ])('treats stored %j and incoming %j as the same fact when their vectors are close', (stored, incoming) => {
     const compare = comparerOf(incoming);
     expect(compare(stored, 0.9).same).toBe(true);
