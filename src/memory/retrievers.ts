@@ -1,4 +1,4 @@
-import { nextInConversation } from '../db/memories/conversation.js';
+import { continuationOf } from '../db/memories/conversation.js';
 import { RANKING_DEPTH, type FirstEvidence } from '../db/memories/recall-plan.js';
 import type { MemoryFilters } from '../db/memories/records.js';
 import { textRanking, textRankingQuery, type TextHit, type TextRankingStatement } from '../db/memories/text-ranking.js';
@@ -170,8 +170,9 @@ export async function meaningRetriever(unused: readonly string[], firstTexts: Fi
  * The continuation retriever: what was said right after the best match in the same conversation often completes it
  * (an answer after a question, "Melanie: What did you paint?" / "Caroline: A lake at sunrise"; a follow-up that
  * refers back, "It took three weeks") and shares few words with a question about it: the memory remembered next
- * after the best result with the same session_id. Undefined when there is none, or the subject has no memory in a
- * conversation (`inConversations`, so nothing is looked up).
+ * after the best result with the same session_id, and after a short one ("Wow, what did you paint?") the next after
+ * that too (db/memories/conversation.ts, Continuation). Undefined when there is none, or the subject has no memory
+ * in a conversation (`inConversations`, so nothing is looked up).
  */
 export async function continuationRetriever(
   context: RetrieverContext,
@@ -180,8 +181,8 @@ export async function continuationRetriever(
 ): Promise<Ranking | undefined> {
   if (evidence.inConversations === 0) return undefined;
   // Read with the rankings when the best result was among their first few (recall-plan.ts), else now.
-  const next = evidence.continuations.has(bestId) ? (evidence.continuations.get(bestId) ?? undefined) : await nextInConversation(context.trx, context.spaces, bestId, context.filters);
-  return next === undefined ? undefined : { ids: [next], weight: RETRIEVER_WEIGHTS.continuation };
+  const said = evidence.continuations.has(bestId) ? (evidence.continuations.get(bestId) ?? undefined) : await continuationOf(context.trx, context.spaces, bestId, context.filters);
+  return said === undefined ? undefined : { ids: said.after === undefined ? [said.next] : [said.next, said.after], weight: RETRIEVER_WEIGHTS.continuation };
 }
 
 /** A full-text ranking for fusion: each hit's confidence is the share of the question it covers (FULL_COVERAGE and up: 1). */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { continuationsQuery, nextInConversation } from '../../src/db/memories/conversation.js';
+import { continuationOf, continuationsQuery, SHORT_TURN_WORDS } from '../../src/db/memories/conversation.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { deleteMemory, insertMemory } from '../../src/db/memories/memories.js';
 import type { NewMemory } from '../../src/db/memories/records.js';
@@ -14,7 +14,7 @@ import { closeTestDatabase, openTestDatabase } from '../helpers/shared.js';
 /** The memory remembered next in the same conversation (session_id), which recall's continuation ranking nudges. */
 const DIMS = 4;
 const vectors = { whole: storedVector([1, 0, 0, 0], 'conversation-test'), passages: [] };
-const said = (text: string, sessionId: string | undefined, extra: Partial<NewMemory> = {}): NewMemory => ({ ...newMemory(text), sessionId, ...extra });
+const spoken = (text: string, sessionId: string | undefined, extra: Partial<NewMemory> = {}): NewMemory => ({ ...newMemory(text), sessionId, ...extra });
 
 describe.each(engines)('the next memory of a conversation on %s', (engine) => {
   let db: DatabaseHandle;
@@ -29,22 +29,41 @@ describe.each(engines)('the next memory of a conversation on %s', (engine) => {
       db.withSubject(who, 'inserting', async (trx) => {
         ids[key] = await insertMemory(trx, who, memory, vectors);
       });
-    await remember(subject, 'question', said('Melanie: What did you paint last week?', 'chat-1'));
-    await remember(other, 'otherSubject', said('Someone else, same session id.', 'chat-1'));
-    await remember(subject, 'elsewhere', said('Another chat altogether.', 'chat-2'));
-    await remember(subject, 'loose', said('No conversation at all.', undefined));
-    await remember(subject, 'answer', said('Caroline: A lake at sunrise.', 'chat-1', { tags: ['art'] }));
-    await remember(subject, 'afterAnswer', said('Melanie: Lovely!', 'chat-1'));
-    await remember(subject, 'expiredNext', said('Caroline: Which one?', 'chat-2', { expiresAt: new Date(Date.now() - 60_000) }));
-    await remember(subject, 'afterExpired', said('Caroline: The blue one.', 'chat-2'));
+    await remember(subject, 'question', spoken('Melanie: What did you paint last week?', 'chat-1'));
+    await remember(other, 'otherSubject', spoken('Someone else, same session id.', 'chat-1'));
+    await remember(subject, 'elsewhere', spoken('Another chat altogether.', 'chat-2'));
+    await remember(subject, 'loose', spoken('No conversation at all.', undefined));
+    await remember(subject, 'answer', spoken('Caroline: A lake at sunrise.', 'chat-1', { tags: ['art'] }));
+    await remember(subject, 'afterAnswer', spoken('Melanie: Lovely!', 'chat-1'));
+    await remember(subject, 'expiredNext', spoken('Caroline: Which one?', 'chat-2', { expiresAt: new Date(Date.now() - 60_000) }));
+    await remember(subject, 'afterExpired', spoken('Caroline: The blue one.', 'chat-2'));
   }, 120_000);
   afterAll(() => closeTestDatabase(db));
 
-  const next = (memoryId: number, filters = NO_FILTERS, who = subject) => db.withSubject(who, 'reading', (trx) => nextInConversation(trx, who, memoryId, filters));
+  const said = (memoryId: number, filters = NO_FILTERS, who = subject) => db.withSubject(who, 'reading', (trx) => continuationOf(trx, who, memoryId, filters));
+  const next = async (memoryId: number, filters = NO_FILTERS, who = subject) => (await said(memoryId, filters, who))?.next;
 
   it('finds what came next in the same conversation, skipping other conversations, loose memories and other subjects', async () => {
     expect(await next(ids.question!)).toBe(ids.answer);
     expect(await next(ids.answer!)).toBe(ids.afterAnswer);
+  });
+
+  it('reads past a short turn to the one after it, and not past a long one', async () => {
+    // "Caroline: A lake at sunrise." says little: what Melanie said after it comes too.
+    expect(await said(ids.question!)).toEqual({ next: ids.answer, after: ids.afterAnswer });
+    // Nothing after "Melanie: Lovely!".
+    expect(await said(ids.answer!)).toEqual({ next: ids.afterAnswer });
+    const talk = 'conversation-long-turns';
+    const turn = (text: string) => db.withSubject(talk, 'inserting', (trx) => insertMemory(trx, talk, spoken(text, 'chat-7'), vectors));
+    const opening = await turn('Melanie: How was the trip?');
+    const story = await turn(`Caroline: ${Array.from({ length: SHORT_TURN_WORDS }, (_, i) => `word${i}`).join(' ')}`);
+    await turn('Melanie: Wow.');
+    expect(await said(opening, NO_FILTERS, talk)).toEqual({ next: story });
+  });
+
+  it('reads past a short turn only to one the recall filters let through', async () => {
+    // The answer is tagged "art"; what came after it is not.
+    expect(await said(ids.question!, { ...NO_FILTERS, tags: ['art'] })).toEqual({ next: ids.answer });
   });
 
   it('has nothing after the last memory of a conversation, nor for a memory outside any', async () => {
@@ -70,7 +89,7 @@ describe.each(engines)('the next memory of a conversation on %s', (engine) => {
   it('looks for the turn after a conversation’s last one in one index probe, however many memories came after it', async () => {
     const long = 'conversation-long';
     const last = await db.withSubject(long, 'inserting', async (trx) => {
-      const id = await insertMemory(trx, long, said('Melanie: Bye for now!', 'chat-5'), vectors);
+      const id = await insertMemory(trx, long, spoken('Melanie: Bye for now!', 'chat-5'), vectors);
       await sql`
         insert into memories (subject, text, embedding, embedding_model, embedding_dimensions, created_at)
         select subject, 'Loose fact ' || n, embedding, embedding_model, embedding_dimensions, created_at + n * interval '1 second'
@@ -96,9 +115,9 @@ describe.each(engines)('the next memory of a conversation on %s', (engine) => {
     const size = () => db.withSubject(counted, 'reading', (trx) => subjectSize(trx, counted));
     expect((await size()).inConversations).toBe(0);
     const inserted = await db.withSubject(counted, 'inserting', async (trx) => [
-      await insertMemory(trx, counted, said('First turn.', 'chat-9'), vectors),
-      await insertMemory(trx, counted, said('Second turn.', 'chat-9'), vectors),
-      await insertMemory(trx, counted, said('A loose fact.', undefined), vectors),
+      await insertMemory(trx, counted, spoken('First turn.', 'chat-9'), vectors),
+      await insertMemory(trx, counted, spoken('Second turn.', 'chat-9'), vectors),
+      await insertMemory(trx, counted, spoken('A loose fact.', undefined), vectors),
     ]);
     expect(await size()).toMatchObject({ memories: 3, inConversations: 2 });
     await db.withSubject(counted, 'forgetting', (trx) => deleteMemory(trx, counted, inserted[0]!));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Continuation } from '../../src/db/memories/conversation.js';
 import { NO_FILTERS } from '../../src/db/memories/filters.js';
 import { insertMemory } from '../../src/db/memories/memories.js';
 import type { NewMemory } from '../../src/db/memories/records.js';
@@ -190,7 +191,7 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
   });
 
   describe('the continuation retriever', () => {
-    const notRead = { inConversations: 2, continuations: new Map<number, number | null>() };
+    const notRead = { inConversations: 2, continuations: new Map<number, Continuation | null>() };
 
     it('ranks what was said next in the best result\'s conversation', async () => {
       expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, notRead))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
@@ -203,15 +204,18 @@ describe.each(engines)('recall retrievers on %s', (engine) => {
     });
 
     it('takes what the planner read with the rankings without looking again', async () => {
-      const read = { inConversations: 2, continuations: new Map<number, number | null>([[ids.question!, ids.son!], [ids.son!, null]]) };
+      const read = { inConversations: 2, continuations: new Map<number, Continuation | null>([[ids.question!, { next: ids.son! }], [ids.son!, null]]) };
       expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, read))).toEqual({ ids: [ids.son], weight: RETRIEVER_WEIGHTS.continuation });
       expect(await asSubject((_, context) => continuationRetriever(context, ids.son!, read))).toBeUndefined();
+      // Past a short turn, the turn after it comes second.
+      const pastShort = { inConversations: 3, continuations: new Map<number, Continuation | null>([[ids.question!, { next: ids.son!, after: ids.wife! }]]) };
+      expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, pastShort))).toEqual({ ids: [ids.son, ids.wife], weight: RETRIEVER_WEIGHTS.continuation });
       // What the planner read: the next memory after each ranking's very first, null after one outside a conversation.
       const evidence = await plan('What did you paint?');
-      expect(evidence.continuations.get(ids.question!)).toBe(ids.answer);
+      expect(evidence.continuations.get(ids.question!)).toEqual({ next: ids.answer });
       expect(evidence.continuations.get(ids.son!)).toBeNull();
       expect(await asSubject((_, context) => continuationRetriever(context, ids.question!, evidence))).toEqual({ ids: [ids.answer], weight: RETRIEVER_WEIGHTS.continuation });
-      // Filters and subjects: the same query as nextInConversation's (test/db/conversation.test.ts).
+      // Filters and subjects: the same query as continuationOf's (test/db/conversation.test.ts).
     });
   });
 

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { StoredVector } from '../pgvector.js';
 import type { DbTransaction } from '../schema.js';
-import { continuationsQuery, toContinuations, type ContinuationRow } from './conversation.js';
+import { continuationsQuery, toContinuations, type Continuation, type ContinuationRow } from './conversation.js';
 import { inSpaces, notExpired, type SpaceKeys } from './filters.js';
 import { latestTexts, latestTextsQuery } from './read-memories.js';
 import type { MemoryFilters } from './records.js';
@@ -116,10 +116,10 @@ export interface FirstEvidence {
    */
   readonly texts: ReadonlyMap<number, string>;
   /**
-   * For each ranking's first CONTINUATION_ANCHORS memories, the memory remembered next in the same conversation
-   * (nextInConversation; null: none), read with the rankings; empty for a subject with no memory in a conversation.
+   * For each ranking's first CONTINUATION_ANCHORS memories, what was said next in the same conversation
+   * (continuationOf; null: nothing), read with the rankings; empty for a subject with no memory in a conversation.
    */
-  readonly continuations: ReadonlyMap<number, number | null>;
+  readonly continuations: ReadonlyMap<number, Continuation | null>;
   /** The subject's number of memories (sizes the other full-text rankings) and of those in a conversation. */
   readonly memories: number;
   readonly inConversations: number;
